@@ -1,0 +1,159 @@
+"""Command line: `mcp-inspect [OPTIONS] [--] COMMAND [ARGS...]`, parsed into a Config, then run.
+
+Our options come only before the first token that is not one of ours; everything from the server command on is
+the server's argv, untouched. Subcommands exist only as the first argument, so `mcp-inspect -- check` runs a
+program named check. argparse cannot express "options, then a foreign argv", so the split is done here and
+argparse only validates our part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+from pathlib import Path
+
+from . import __version__
+from .config import DEFAULT_TIMEOUT, Config, server_name
+
+SUBCOMMANDS = ("view", "replay", "call", "export", "check")
+# Options that take a value, so the splitter knows to skip it.
+VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout"}
+
+
+class UsageError(Exception):
+    """A wrong invocation: one line for the user, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser for the run mode's options."""
+    parser = argparse.ArgumentParser(
+        prog="mcp-inspect",
+        usage="mcp-inspect [OPTIONS] [--] COMMAND [ARGS...]\n       mcp-inspect --demo [OPTIONS]",
+        description="Inspect an MCP server: spawn it over stdio, show its JSON-RPC traffic and stderr live in the "
+                    "browser, call its tools by hand, and record the session.",
+        epilog="Example: mcp-inspect python server.py --port 9  (--port 9 goes to the server: our options come first)")
+    parser.add_argument("--version", action="version", version=f"mcp-inspect {__version__}")
+    parser.add_argument("--demo", action="store_true", help="run the bundled demo server (a tour for new users)")
+    parser.add_argument("--port", type=_port, default=None,
+                        help="port for the page (default: the first free port from 6280; 0 = any free port)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="loopback address to listen on: 127.0.0.1 (default), localhost or ::1")
+    parser.add_argument("--no-open", action="store_true", help="do not open a browser")
+    parser.add_argument("--record", metavar="PATH", help="write the recording to PATH (default: recordings/...)")
+    parser.add_argument("--no-record", action="store_true", help="do not keep a recording file")
+    parser.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="set an environment variable for the server (repeatable)")
+    parser.add_argument("--cwd", metavar="DIR", help="working directory for the server")
+    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"default request timeout (default {DEFAULT_TIMEOUT:g})")
+    return parser
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port out of range: {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError(f"timeout must be between 0 and 86400 seconds: {text}")
+    return value
+
+
+def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Split into (our options, the server's argv)."""
+    i = 0
+    while i < len(argv):
+        token = argv[i]
+        if token == "--":
+            return argv[:i], argv[i + 1:]
+        if not token.startswith("-") or token == "-":
+            return argv[:i], argv[i:]
+        name = token.split("=", 1)[0]
+        if name in VALUE_OPTIONS and "=" not in token and not (name == "-e" and len(token) > 2):
+            i += 2
+        else:
+            i += 1
+    return argv, []
+
+
+def parse_config(argv: list[str]) -> Config:
+    """Turn the run mode's argv into a Config, or raise UsageError."""
+    ours, command = split_argv(argv)
+    parser = build_parser()
+    args = _parse_strictly(parser, ours)
+    host = _check_host(args.host)
+    env = []
+    for item in args.env:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--env takes KEY=VALUE, got {item!r}")
+        env.append((key, value))
+    if args.record and args.no_record:
+        raise UsageError("--record and --no-record cannot be used together")
+    if args.cwd and not Path(args.cwd).is_dir():
+        raise UsageError(f"--cwd: not a directory: {args.cwd}")
+    if args.demo and command:
+        raise UsageError("--demo runs the bundled demo server; give either --demo or a server command")
+    name = "mcp-inspect-demo"
+    if args.demo:
+        command = [sys.executable, "-m", "inspector.demo.server"]
+    elif not command:
+        raise UsageError("no server command given (try: mcp-inspect python server.py, or mcp-inspect --demo)")
+    else:
+        name = server_name(command, args.cwd)
+    return Config(command=tuple(command), cwd=args.cwd, env=tuple(env), host=host, port=args.port,
+                  open_browser=not args.no_open, record_path=args.record, no_record=args.no_record,
+                  timeout=args.timeout, demo=args.demo, name=name)
+
+
+def _parse_strictly(parser: argparse.ArgumentParser, tokens: list[str]) -> argparse.Namespace:
+    # argparse prints usage and exits 2 on errors; we want one line, so turn its error into ours.
+    def fail(message: str) -> None:
+        raise UsageError(message)
+
+    parser.error = fail  # type: ignore[method-assign]
+    return parser.parse_args(tokens)
+
+
+def _check_host(host: str) -> str:
+    if host == "localhost":
+        return "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        raise UsageError(f"--host must be a loopback address (127.0.0.1, localhost or ::1), not {host!r}") from None
+    if not address.is_loopback:
+        raise UsageError(f"--host {host}: mcp-inspect only listens on loopback addresses; the page can start "
+                         "processes, so it is never offered to the network")
+    return str(address)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `mcp-inspect` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        print(f"mcp-inspect: '{argv[0]}' is not available in this version ({__version__})", file=sys.stderr)
+        return 2
+    try:
+        config = parse_config(argv)
+    except UsageError as exc:
+        print(f"mcp-inspect: {exc}", file=sys.stderr)
+        return 2
+    from .runner import run  # imported late: --help and usage errors stay fast
+
+    return run(config)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

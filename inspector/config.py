@@ -1,0 +1,56 @@
+"""The run's configuration: built once from the command line, never changed afterwards."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_PORT = 6280
+DEFAULT_TIMEOUT = 60.0
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything `mcp-inspect [OPTIONS] [--] COMMAND...` asked for."""
+
+    command: tuple[str, ...]
+    """The server's argv, untouched."""
+    cwd: str | None = None
+    """Working directory for the server (--cwd)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Extra environment for the server (-e KEY=VALUE); values never reach a recording."""
+    host: str = "127.0.0.1"
+    port: int | None = None
+    """None: the first free port from 6280 up; 0: any free port."""
+    open_browser: bool = True
+    record_path: str | None = None
+    no_record: bool = False
+    timeout: float = DEFAULT_TIMEOUT
+    demo: bool = False
+    name: str = "server"
+    """Short name of the server for the recording's file name."""
+    recordings_dir: str = field(default_factory=lambda: str(Path.cwd() / "recordings"))
+
+    def server_env(self) -> dict[str, str]:
+        """The environment the server starts with: ours plus -e values."""
+        env = dict(os.environ)
+        env.update(dict(self.env))
+        return env
+
+    def target(self) -> dict:
+        """What the recording's header says was asked for."""
+        return {"transport": "stdio", "command": list(self.command), "cwd": self.cwd or os.getcwd()}
+
+
+def server_name(command: tuple[str, ...] | list[str], cwd: str | None) -> str:
+    """The stem of the first argument that is an existing file, else the command's basename."""
+    base = Path(cwd) if cwd else Path.cwd()
+    for arg in command[1:]:
+        if arg.startswith("-"):
+            continue
+        candidate = Path(arg) if os.path.isabs(arg) else base / arg
+        if candidate.is_file():
+            return candidate.stem
+    return Path(command[0]).name if command else "server"

@@ -1,0 +1,122 @@
+"""Pure JSON-RPC 2.0 helpers: decode one wire line, classify a message, build messages.
+
+No I/O here. Payloads stay plain dicts exactly as they crossed the wire: an inspector must be able to show
+(and send) what a stricter library would refuse.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+# Message kinds, as shown in the timeline and used by the filters.
+REQUEST = "request"
+RESPONSE = "response"
+NOTIFICATION = "notification"
+ERROR = "error"
+INVALID = "invalid"
+BATCH = "batch"
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """One line read from a server, decoded."""
+
+    kind: str
+    """request, response, error, notification, batch, or invalid."""
+    msg: Any = None
+    """The parsed JSON value (a dict, or a list for a batch); None when the line is not JSON."""
+    problem: str = ""
+    """Why the line is invalid (not UTF-8, not JSON, not a JSON-RPC object); empty otherwise."""
+    text: str = ""
+    """The line as text (undecodable bytes replaced), kept for invalid lines."""
+
+
+def classify(msg: Any) -> tuple[str, str]:
+    """Return (kind, problem) for a parsed JSON value; problem is empty for a well-formed message."""
+    if isinstance(msg, list):
+        return BATCH, "" if msg else "empty batch"
+    if not isinstance(msg, dict):
+        return INVALID, "not a JSON-RPC object"
+    has_method = isinstance(msg.get("method"), str)
+    if has_method:
+        return (REQUEST if "id" in msg else NOTIFICATION), ""
+    if "error" in msg:
+        return ERROR, "" if "result" not in msg else "both result and error"
+    if "result" in msg:
+        return RESPONSE, ""
+    if "method" in msg:
+        return INVALID, "method is not a string"
+    return INVALID, "neither a request, a notification nor a response"
+
+
+def decode_line(raw: bytes) -> Decoded:
+    """Decode one line of a stdio stream (without its newline)."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Decoded(INVALID, problem=f"not UTF-8 ({exc.reason} at byte {exc.start})",
+                       text=raw.decode("utf-8", "replace"))
+    try:
+        msg = json.loads(text)
+    except ValueError as exc:
+        return Decoded(INVALID, problem=f"not JSON ({exc})", text=text)
+    kind, problem = classify(msg)
+    if kind == INVALID:
+        return Decoded(INVALID, msg=msg, problem=problem, text=text)
+    return Decoded(kind, msg=msg, problem=problem)
+
+
+def method_of(msg: Any) -> str | None:
+    """The method of a request or notification, else None."""
+    if isinstance(msg, dict) and isinstance(msg.get("method"), str):
+        return msg["method"]
+    return None
+
+
+def id_key(value: Any) -> str | None:
+    """A hashable key for a JSON-RPC id: 1 and "1" are different ids, and never test ids for truthiness."""
+    if value is None or isinstance(value, bool) or not isinstance(value, (int, str, float)):
+        return None
+    return json.dumps(value)
+
+
+def request(request_id: int | str, method: str, params: dict | None = None) -> dict:
+    """Build a request object."""
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def notification(method: str, params: dict | None = None) -> dict:
+    """Build a notification object."""
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def result_response(request_id: Any, result: Any) -> dict:
+    """Build a success response."""
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def error_response(request_id: Any, code: int, message: str, data: Any = None) -> dict:
+    """Build an error response."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def encode(msg: Any) -> bytes:
+    """One wire line: compact JSON, UTF-8, newline-terminated (json.dumps never emits a raw newline)."""
+    return (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")

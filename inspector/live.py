@@ -1,0 +1,126 @@
+"""The websocket: on every (re)connect the newest rows replace the timeline, then live rows follow in batches.
+
+Each connection keeps a cursor (the last seq it sent) instead of a queue, so nothing is lost or sent twice, and a
+connection that falls far behind simply re-syncs to the newest rows (older ones page in over HTTP). Only the
+connection's own thread sends frames: two threads writing large frames at once corrupt the stream.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+from flask import Flask, current_app, render_template
+from flask_sock import Sock
+from simple_websocket import ConnectionClosed
+
+from .store import Filters
+
+DOM_ROWS = 1000
+"""The page never holds more rows than this; the server sends no more than it can keep."""
+BATCH_ROWS = 500
+WAIT_SECONDS = 0.25
+
+
+class LiveConnection:
+    """One browser tab's websocket."""
+
+    def __init__(self, ws, extensions: dict) -> None:
+        self.ws = ws
+        self.store = extensions["store"]
+        self.session = extensions["session"]
+        self.filters = Filters()
+        self._requested_filters: Filters | None = None
+        self._lock = threading.Lock()
+        self.cursor = 0
+        self.signal_cursor = 0
+        self.open = True
+
+    def run(self) -> None:
+        """Serve the connection until the browser goes away."""
+        threading.Thread(target=self._receive, name="ws-receive", daemon=True).start()
+        self._sync()
+        while self.open:
+            self.store.wait(self.cursor, self.signal_cursor, WAIT_SECONDS)
+            with self._lock:
+                requested, self._requested_filters = self._requested_filters, None
+            if requested is not None:
+                self.filters = requested
+                self._sync()
+                continue
+            self._push()
+
+    def _sync(self) -> None:
+        """Replace the timeline with the newest rows and re-render the panels."""
+        last = self.store.last_seq
+        _, self.signal_cursor = self.store.signals_since(self.store.signal_seq)
+        rows = self.store.newest(self.filters, DOM_ROWS, before=last + 1)
+        self.cursor = last
+        parts = [render_template("partials/_push_rows.html", rows=rows, swap="innerHTML",
+                                 older=bool(rows) and rows[0].seq > 1)]
+        parts += self._panels(("server", "tools"))
+        self._send("".join(parts))
+
+    def _push(self) -> None:
+        parts: list[str] = []
+        if self.store.last_seq - self.cursor > DOM_ROWS:
+            self._sync()  # too far behind: the page could not keep the rows anyway
+            return
+        rows, self.cursor = self.store.since(self.cursor, self.filters, BATCH_ROWS)
+        if rows:
+            parts.append(render_template("partials/_push_rows.html", rows=rows, swap="beforeend", older=False))
+        names, self.signal_cursor = self.store.signals_since(self.signal_cursor)
+        parts += self._panels(("server", "tools") if names is None else names)
+        if parts:
+            self._send("".join(parts))
+
+    def _panels(self, names) -> list[str]:
+        session = self.session
+        parts = []
+        for name in names:
+            if name == "server":
+                parts.append(render_template("partials/_push.html", target="#server-panel", swap="outerHTML",
+                                             partial="partials/_server.html", server=session.server,
+                                             command=session.command))
+            elif name == "tools":
+                parts.append(render_template("partials/_push.html", target="#tools-list", swap="outerHTML",
+                                             partial="partials/_tools.html", tools=session.server.tools))
+            elif name.startswith("call:"):
+                call = session.calls.get(int(name[5:]))
+                if call is not None:
+                    parts.append(render_template("partials/_push.html", target=f"#call-{call.id}", swap="outerHTML",
+                                                 partial="partials/_call.html", call=call, poll=False))
+        return parts
+
+    def _send(self, text: str) -> None:
+        try:
+            self.ws.send(text)
+        except ConnectionClosed:
+            self.open = False
+
+    def _receive(self) -> None:
+        while self.open:
+            try:
+                data = self.ws.receive()
+            except ConnectionClosed:
+                break
+            if data is None:
+                continue
+            try:
+                message = json.loads(data)
+            except (TypeError, ValueError):
+                continue  # the browser only sends JSON; anything else is ignored, not fatal
+            if isinstance(message, dict) and message.get("type") == "filters":
+                with self._lock:
+                    self._requested_filters = Filters.from_mapping({**message, "filtered": True})
+                self.store.signal("filters")
+        self.open = False
+
+
+def register_live(app: Flask) -> None:
+    """Attach the /ws route."""
+    sock = Sock(app)
+
+    @sock.route("/ws")
+    def live(ws):
+        LiveConnection(ws, current_app.extensions["inspector"]).run()

@@ -1,0 +1,98 @@
+"""Pure presentation helpers used by the templates: times, sizes, pretty JSON, result blocks.
+
+Everything here returns plain text; the templates escape it (autoescape is on for every template).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as _dt
+import json
+from typing import Any
+
+PRETTY_LIMIT = 256 * 1024
+RASTER_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+def clock(t: float) -> str:
+    """HH:MM:SS.mmm in local time."""
+    return _dt.datetime.fromtimestamp(t).strftime("%H:%M:%S.%f")[:-3]
+
+
+def size_text(size: int | None) -> str:
+    """Bytes as 512 B, 1.2 KB, 3.4 MB."""
+    if size is None:
+        return ""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def latency_text(ms: float | None) -> str:
+    """Milliseconds, short."""
+    if ms is None:
+        return ""
+    return f"{ms:.0f} ms" if ms >= 10 else f"{ms:.1f} ms"
+
+
+def pretty(value: Any, limit: int = PRETTY_LIMIT) -> tuple[str, bool]:
+    """Indented JSON, cut at limit characters; returns (text, was_cut)."""
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    if len(text) > limit:
+        return text[:limit], True
+    return text, False
+
+
+def pretty_text(value: Any) -> str:
+    """Indented JSON without a cut (small values)."""
+    return json.dumps(value, ensure_ascii=False, indent=2)
+
+
+def text_block(text: str) -> tuple[str, bool]:
+    """A text content block: JSON text pretty-printed when it parses, else as is. Returns (text, is_json)."""
+    stripped = text.strip()
+    if stripped[:1] in ("{", "[") and len(stripped) < PRETTY_LIMIT:
+        try:
+            return json.dumps(json.loads(stripped), ensure_ascii=False, indent=2), True
+        except ValueError:
+            pass
+    return text, False
+
+
+def image_data_uri(block: dict) -> str | None:
+    """A data: URI for a raster image block, or None (SVG and anything odd are never shown as images)."""
+    mime = block.get("mimeType")
+    data = block.get("data")
+    if mime not in RASTER_IMAGE_TYPES or not isinstance(data, str):
+        return None
+    try:
+        base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return f"data:{mime};base64,{data}"
+
+
+def safe_link(url: Any) -> str | None:
+    """Only http and https links from servers."""
+    if isinstance(url, str) and url.lower().startswith(("http://", "https://")):
+        return url
+    return None
+
+
+def state_label(state: str) -> str:
+    """Words for the server's state."""
+    return {
+        "idle": "not started", "starting": "starting", "initializing": "initializing", "running": "running",
+        "exited": "exited", "stopping": "stopping", "stopped": "stopped", "failed": "failed to start",
+    }.get(state, state)
+
+
+def register_filters(app) -> None:
+    """Make the helpers available to templates."""
+    app.jinja_env.filters.update(clock=clock, size_text=size_text, latency_text=latency_text,
+                                 pretty_text=pretty_text)
+    app.jinja_env.globals.update(pretty=pretty, text_block=text_block, image_data_uri=image_data_uri,
+                                 safe_link=safe_link, state_label=state_label)

@@ -1,0 +1,232 @@
+"""Recording files: the writer (append-only, one os.write per line) and the tolerant reader.
+
+See docs/recording-format.md for the format users share.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from . import __version__
+from .records import Record, RecordError, from_dict
+
+FORMAT = "mcp-inspect-recording"
+VERSION = 1
+REDACTED = "[REDACTED]"
+# A line longer than this is reported and skipped, so a hostile file cannot exhaust memory.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+
+class RecordingError(Exception):
+    """A recording cannot be created or read at all."""
+
+
+def header(target: dict, *, protocol: str = "auto", env_keys: list[str] | tuple[str, ...] = ()) -> dict:
+    """The first line of a recording: what was asked for (env values never written)."""
+    return {
+        "kind": "header",
+        "format": FORMAT,
+        "version": VERSION,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "inspector": __version__,
+        "target": target,
+        "protocol": protocol,
+        "env": {key: REDACTED for key in env_keys},
+    }
+
+
+def safe_name(name: str) -> str:
+    """Reduce a server name to [A-Za-z0-9._-] for a file name."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.")
+    return cleaned or "server"
+
+
+def default_path(folder: Path, name: str, now: _dt.datetime | None = None) -> Path:
+    """recordings/%Y-%m-%dT%H-%M-%S-<name>.jsonl (UTC)."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    return folder / f"{now.strftime('%Y-%m-%dT%H-%M-%S')}-{safe_name(name)}.jsonl"
+
+
+def ensure_folder(folder: Path) -> None:
+    """Create the recordings folder with a .gitignore so users do not commit recordings by accident."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ignore = folder / ".gitignore"
+    if not ignore.exists():
+        try:
+            ignore.write_text("*\n", encoding="utf-8")
+        except OSError:
+            pass  # a read-only ignore file is the user's business; recording still works
+
+
+def _open_exclusive(path: Path) -> int:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    return os.open(path, flags, 0o600)
+
+
+class RecordingWriter:
+    """Appends whole lines to a recording; every record reaches the file before anyone sees it."""
+
+    def __init__(self, fd: int, path: Path | None) -> None:
+        self._fd = fd
+        self.path = path
+        """The file's path, or None for an unlinked spool file (--no-record)."""
+        self.offset = 0
+        """Bytes written so far: where the next line starts (we are the only writer)."""
+        self.closed = False
+
+    @classmethod
+    def create(cls, path: Path, *, unique: bool = True) -> "RecordingWriter":
+        """Create a new file exclusively; with unique, add -2, -3, ... on a name clash."""
+        path = Path(path)
+        candidate, n = path, 1
+        while True:
+            try:
+                return cls(_open_exclusive(candidate), candidate)
+            except FileExistsError:
+                if not unique:
+                    raise RecordingError(f"recording file {candidate} already exists") from None
+                n += 1
+                candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")
+            except OSError as exc:
+                raise RecordingError(f"cannot create recording {candidate}: {exc.strerror}") from None
+
+    @classmethod
+    def spool(cls) -> "RecordingWriter":
+        """An unlinked temporary file: --no-record still keeps the session for paging and search."""
+        fd, name = tempfile.mkstemp(prefix="mcp-inspect-", suffix=".jsonl")
+        os.unlink(name)
+        return cls(fd, None)
+
+    def write_lines(self, data: bytes) -> int:
+        """Write whole lines in one os.write (looping only on a short write); return their start offset."""
+        start = self.offset
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+        self.offset += len(data)
+        return start
+
+    def write_header(self, head: dict) -> None:
+        """Write the header line."""
+        self.write_lines((json.dumps(head, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+
+    def read_at(self, offset: int, length: int) -> bytes:
+        """Read back a line written earlier (for expanding a row)."""
+        return os.pread(self._fd, length, offset)
+
+    def read_all_lines(self) -> Iterator[tuple[int, bytes]]:
+        """(offset, line) for every line written so far, for searches over the whole session."""
+        end, pos, chunk = self.offset, 0, b""
+        while pos < end:
+            block = os.pread(self._fd, min(1 << 20, end - pos), pos)
+            if not block:
+                break
+            chunk += block
+            base = pos + len(block) - len(chunk)
+            pos += len(block)
+            start = 0
+            while True:
+                nl = chunk.find(b"\n", start)
+                if nl < 0:
+                    break
+                yield base + start, chunk[start:nl]
+                start = nl + 1
+            chunk = chunk[start:]
+
+    def close(self) -> None:
+        """Flush to disk and close."""
+        if not self.closed:
+            self.closed = True
+            try:
+                os.fsync(self._fd)
+            except OSError:
+                pass
+            os.close(self._fd)
+
+
+@dataclass
+class Loaded:
+    """A recording as read back."""
+
+    header: dict | None
+    records: list[Record]
+    problems: list[str] = field(default_factory=list)
+    """One line per skipped line: which line and why (a cut-off last line, bad JSON, a wrong shape)."""
+    complete: bool = False
+    """The file ends with a session-end event (closed cleanly)."""
+
+
+def read_recording(path: Path | str) -> Loaded:
+    """Read a recording, skipping (and reporting) what cannot be read; never executes anything."""
+    path = Path(path)
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        raise RecordingError(f"cannot open {path}: {exc.strerror}") from None
+    with handle:
+        return _parse(handle)
+
+
+def _parse(handle) -> Loaded:
+    loaded = Loaded(header=None, records=[])
+    number = 0
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            break
+        number += 1
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            loaded.problems.append(f"line {number}: longer than {MAX_LINE_BYTES} bytes, skipped")
+            while line and not line.endswith(b"\n"):  # skip the rest of the oversized line
+                line = handle.readline(MAX_LINE_BYTES)
+            continue
+        if not line.endswith(b"\n"):
+            loaded.problems.append(f"line {number}: cut off (no newline at the end of the file), skipped")
+            break
+        obj = _json_line(line, number, loaded.problems)
+        if obj is _SKIP:
+            continue
+        if number == 1 and isinstance(obj, dict) and obj.get("kind") == "header":
+            _check_header(obj)
+            loaded.header = obj
+            continue
+        try:
+            loaded.records.append(from_dict(obj))
+        except RecordError as exc:
+            loaded.problems.append(f"line {number}: {exc}, skipped")
+    if loaded.header is None and number:
+        loaded.problems.insert(0, "no header line: not an mcp-inspect recording, or its first line is damaged")
+    last = loaded.records[-1] if loaded.records else None
+    loaded.complete = bool(last and last.kind == "event" and last.event == "session-end")
+    return loaded
+
+
+_SKIP = object()
+
+
+def _json_line(line: bytes, number: int, problems: list[str]) -> Any:
+    try:
+        return json.loads(line.decode("utf-8"))
+    except UnicodeDecodeError:
+        problems.append(f"line {number}: not UTF-8, skipped")
+    except ValueError as exc:
+        problems.append(f"line {number}: not JSON ({exc.msg}), skipped")
+    return _SKIP
+
+
+def _check_header(head: dict) -> None:
+    if head.get("format") != FORMAT:
+        raise RecordingError(f"not an mcp-inspect recording (format {head.get('format')!r})")
+    version = head.get("version")
+    if not isinstance(version, int) or version > VERSION:
+        raise RecordingError(
+            f"this recording has format version {version!r}; this mcp-inspect ({__version__}) reads up to "
+            f"version {VERSION}: upgrade mcp-inspect to open it")

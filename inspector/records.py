@@ -1,0 +1,175 @@
+"""Pure: the Record (one timeline entry, one recording line) and request/response pairing."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import jsonrpc
+
+TO_SERVER = "to_server"
+FROM_SERVER = "from_server"
+DIRECTIONS = (TO_SERVER, FROM_SERVER)
+
+MESSAGE = "message"
+STDERR = "stderr"
+INVALID = "invalid"
+EVENT = "event"
+KINDS = (MESSAGE, STDERR, INVALID, EVENT)
+
+
+class RecordError(ValueError):
+    """A recording line that is JSON but not a valid record."""
+
+
+@dataclass
+class Record:
+    """One thing that happened in a session, in arrival order."""
+
+    kind: str
+    """message, stderr, invalid or event."""
+    seq: int = 0
+    """Strictly increasing position in the session; assigned by the store."""
+    t: float = 0.0
+    """Unix time in seconds."""
+    dir: str | None = None
+    """to_server or from_server, for messages and invalid lines."""
+    msg: Any = None
+    """The JSON-RPC value exactly as it crossed the wire (kind message)."""
+    text: str | None = None
+    """A stderr line (kind stderr)."""
+    raw: str | None = None
+    """The undecodable or non-JSON-RPC line as text (kind invalid)."""
+    error: str | None = None
+    """Why a line is invalid (kind invalid)."""
+    event: str | None = None
+    """Event name (kind event): spawn, handshake, timeout, exit, session-end, ..."""
+    detail: dict = field(default_factory=dict)
+    """Event details (kind event)."""
+    origin: str | None = None
+    """Who made a to_server message when it was not the inspector's own logic: "user" for hand-made ones."""
+
+    def to_dict(self) -> dict:
+        """The record's JSON form: only the fields its kind uses."""
+        out: dict[str, Any] = {"seq": self.seq, "t": round(self.t, 6), "kind": self.kind}
+        if self.kind == MESSAGE:
+            out["dir"] = self.dir
+            out["msg"] = self.msg
+            if self.origin:
+                out["origin"] = self.origin
+        elif self.kind == STDERR:
+            out["text"] = self.text
+        elif self.kind == INVALID:
+            out["dir"] = self.dir
+            out["raw"] = self.raw
+            out["error"] = self.error
+        elif self.kind == EVENT:
+            out["event"] = self.event
+            out["detail"] = self.detail
+        return out
+
+    def to_line(self) -> bytes:
+        """One recording line, newline-terminated."""
+        return (json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def from_dict(obj: Any) -> Record:
+    """Rebuild a Record from its JSON form; raises RecordError on wrong shapes."""
+    if not isinstance(obj, dict):
+        raise RecordError("a record must be a JSON object")
+    kind = obj.get("kind")
+    if kind not in KINDS:
+        raise RecordError(f"unknown record kind {kind!r}")
+    seq, t = obj.get("seq"), obj.get("t")
+    if not isinstance(seq, int) or isinstance(seq, bool):
+        raise RecordError("seq must be an integer")
+    if not isinstance(t, (int, float)) or isinstance(t, bool):
+        raise RecordError("t must be a number")
+    direction = obj.get("dir")
+    if kind in (MESSAGE, INVALID) and direction not in DIRECTIONS:
+        raise RecordError(f"dir must be one of {DIRECTIONS}")
+    detail = obj.get("detail", {})
+    if kind == EVENT and (not isinstance(obj.get("event"), str) or not isinstance(detail, dict)):
+        raise RecordError("an event needs a string event and an object detail")
+    return Record(kind=kind, seq=seq, t=float(t), dir=direction, msg=obj.get("msg"),
+                  text=_str_or_none(obj.get("text")), raw=_str_or_none(obj.get("raw")),
+                  error=_str_or_none(obj.get("error")), event=obj.get("event"),
+                  detail=detail if kind == EVENT else {}, origin=_str_or_none(obj.get("origin")))
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def message_kind(record: Record) -> str:
+    """The timeline kind of a record: request/response/notification/error/batch for messages, else its kind."""
+    if record.kind == MESSAGE:
+        kind, _ = jsonrpc.classify(record.msg)
+        return kind
+    return record.kind
+
+
+@dataclass
+class _Open:
+    seq: int
+    method: str
+    t: float
+    timed_out: bool = False
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """What pairing learned about one record."""
+
+    method: str | None = None
+    """The method of a request or notification, or of the request a response answers."""
+    pair_seq: int | None = None
+    """The seq of the matching request (for a response) or None."""
+    latency_ms: float | None = None
+    """Response time after its request."""
+    late: bool = False
+    """The response answers a request that had already timed out."""
+    unmatched: bool = False
+    """A response whose id matches no open request of the other side."""
+
+
+class Pairer:
+    """Pairs requests with their responses, per direction: each side has its own id space."""
+
+    def __init__(self) -> None:
+        # Keyed by (direction of the request, id key).
+        self._open: dict[tuple[str, str], _Open] = {}
+
+    def observe(self, record: Record) -> Pairing:
+        """Learn from one record and say what it pairs with."""
+        if record.kind == EVENT and record.event == "timeout":
+            key = jsonrpc.id_key(record.detail.get("id"))
+            entry = self._open.get((TO_SERVER, key)) if key is not None else None
+            if entry:
+                entry.timed_out = True
+            return Pairing()
+        if record.kind != MESSAGE or not isinstance(record.msg, dict):
+            return Pairing()
+        msg = record.msg
+        kind, _ = jsonrpc.classify(msg)
+        if kind == jsonrpc.REQUEST:
+            key = jsonrpc.id_key(msg.get("id"))
+            if key is not None:
+                self._open[(record.dir, key)] = _Open(record.seq, msg["method"], record.t)
+            return Pairing(method=msg["method"])
+        if kind == jsonrpc.NOTIFICATION:
+            return Pairing(method=msg["method"])
+        if kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
+            request_dir = FROM_SERVER if record.dir == TO_SERVER else TO_SERVER
+            key = jsonrpc.id_key(msg.get("id"))
+            entry = self._open.pop((request_dir, key), None) if key is not None else None
+            if entry is None:
+                return Pairing(unmatched=True)
+            return Pairing(method=entry.method, pair_seq=entry.seq,
+                           latency_ms=max(0.0, (record.t - entry.t) * 1000.0), late=entry.timed_out)
+        return Pairing()
+
+    def forget(self) -> None:
+        """Drop open requests (the server process is gone: nothing can answer them any more)."""
+        self._open.clear()

@@ -1,0 +1,125 @@
+"""Run the inspector: bind the page, open the recording, start the server, serve until told to stop."""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import signal
+import sys
+import threading
+import webbrowser
+from pathlib import Path
+
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+
+from . import __version__
+from .config import DEFAULT_PORT, Config
+from .recording import RecordingError, RecordingWriter, default_path, ensure_folder, header
+from .records import EVENT, Record
+from .session import Session
+from .store import Store
+from .transport.stdio import SpawnError, resolve_command
+
+PORT_SEARCH = 100
+
+
+class QuietHandler(WSGIRequestHandler):
+    """Werkzeug's handler without the access log: the first request's URL carries the launch token."""
+
+    def log_request(self, code="-", size="-") -> None:  # noqa: D102 - silence on purpose
+        return
+
+
+class StartError(Exception):
+    """The inspector cannot start: one line for the user, exit code 2."""
+
+
+def bind(app, host: str, port: int | None) -> BaseWSGIServer:
+    """Bind the page's listener: the first free port from 6280 up, an explicit one, or any (0)."""
+    candidates = range(DEFAULT_PORT, DEFAULT_PORT + PORT_SEARCH) if port is None else [port]
+    for candidate in candidates:
+        try:
+            return make_server(host, candidate, app, threaded=True, request_handler=QuietHandler)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE and not isinstance(exc, SystemExit):
+                raise StartError(f"cannot listen on {host}:{candidate}: {exc.strerror or exc}") from None
+        except SystemExit:  # werkzeug exits on a busy port in some versions
+            pass
+        if port is not None:
+            raise StartError(f"port {port} in use")
+    raise StartError(f"no free port from {DEFAULT_PORT} to {DEFAULT_PORT + PORT_SEARCH - 1}")
+
+
+def open_recording(config: Config) -> RecordingWriter:
+    """The recording file (or an unlinked spool with --no-record)."""
+    if config.no_record:
+        return RecordingWriter.spool()
+    if config.record_path:
+        path = Path(config.record_path)
+        if path.parent and not path.parent.exists():
+            raise StartError(f"--record: folder does not exist: {path.parent}")
+        return RecordingWriter.create(path, unique=False)
+    folder = Path(config.recordings_dir)
+    ensure_folder(folder)
+    return RecordingWriter.create(default_path(folder, config.name))
+
+
+def has_display() -> bool:
+    """Whether opening a browser can work here."""
+    if sys.platform == "darwin":
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def run(config: Config) -> int:
+    """Start everything and serve until SIGINT/SIGTERM; returns the process exit code."""
+    from .app import create_app  # Flask is imported only when the page is really served
+
+    try:
+        resolve_command(list(config.command), config.cwd, config.server_env())
+        writer = open_recording(config)
+    except (SpawnError, RecordingError) as exc:
+        print(f"mcp-inspect: {exc}", file=sys.stderr)
+        return 2
+    store = Store(writer)
+    session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
+                      client_version=__version__)
+    token = secrets.token_urlsafe(32)
+    app = create_app(config, store=store, session=session, token=token)
+    try:
+        server = bind(app, config.host, config.port)
+    except StartError as exc:
+        writer.close()
+        if writer.path:
+            writer.path.unlink(missing_ok=True)
+        print(f"mcp-inspect: {exc}", file=sys.stderr)
+        return 2
+    port = server.socket.getsockname()[1]
+    app.config["INSPECTOR_PORT"] = port
+    writer.write_header(header(config.target(), env_keys=[key for key, _ in config.env]))
+
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, name="http", daemon=True)
+    serving.start()
+
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    url = f"http://{host}:{port}/?token={token}"
+    print(url, flush=True)
+    if writer.path:
+        print(f"mcp-inspect: recording to {writer.path}", file=sys.stderr, flush=True)
+    session.start()
+    if config.open_browser and has_display():
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+
+    while not stop.wait(0.5):  # a timeout keeps the main thread responsive to signals
+        pass
+    print("mcp-inspect: shutting down", file=sys.stderr, flush=True)
+    session.close()
+    store.add(Record(EVENT, event="session-end", detail={}))
+    store.close()
+    server.shutdown()
+    writer.close()
+    return 0

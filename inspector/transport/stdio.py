@@ -1,0 +1,245 @@
+"""A server process over stdio: own process group, reader threads, a lifeline, the shutdown ladder.
+
+The transport knows lines and processes, not JSON-RPC: it hands every stdout line and stderr line to callbacks
+and reports the exit. Order of shutdown (MCP SDK client/stdio): close stdin, wait, SIGTERM the group, wait,
+SIGKILL the group.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable
+
+STDERR_TAIL_LINES = 20
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+# Runs in the server's process group and holds a pipe from the inspector. When the inspector dies, even by
+# kill -9, the pipe closes and the lifeline takes the whole group down, so no server outlives its inspector.
+_LIFELINE = (
+    "import os,signal,sys,time\n"
+    "signal.signal(signal.SIGTERM,signal.SIG_IGN)\n"
+    "signal.signal(signal.SIGINT,signal.SIG_IGN)\n"
+    "pg=os.getpgrp()\n"
+    "while sys.stdin.buffer.read(65536): pass\n"
+    "try:\n"
+    "    os.killpg(pg,signal.SIGTERM); time.sleep(1.0); os.killpg(pg,signal.SIGKILL)\n"
+    "except OSError: pass\n"
+)
+
+
+class SpawnError(Exception):
+    """The server command could not be started."""
+
+
+@dataclass
+class ExitInfo:
+    """How the server process ended."""
+
+    code: int | None
+    signal: str | None
+    stderr_tail: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        """'exited with code 3' or 'killed by SIGSEGV'."""
+        return f"killed by {self.signal}" if self.signal else f"exited with code {self.code}"
+
+
+def resolve_command(command: list[str], cwd: str | None, env: dict[str, str]) -> str:
+    """The executable's path, or a SpawnError that says in one line why it cannot run."""
+    if not command:
+        raise SpawnError("no server command given")
+    program = command[0]
+    if os.sep in program:
+        path = program if os.path.isabs(program) else os.path.join(cwd or os.getcwd(), program)
+        if not os.path.exists(path):
+            raise SpawnError(f"command not found: {program}")
+        if os.path.isdir(path) or not os.access(path, os.X_OK):
+            raise SpawnError(f"command is not executable: {program}")
+        return path
+    found = shutil.which(program, path=env.get("PATH", os.defpath))
+    if not found:
+        raise SpawnError(f"command not found: {program}")
+    return found
+
+
+class StdioProcess:
+    """One run of the server command."""
+
+    def __init__(self, command: list[str], *, cwd: str | None, env: dict[str, str],
+                 on_stdout: Callable[[bytes], None], on_stderr: Callable[[str], None],
+                 on_exit: Callable[[ExitInfo], None]) -> None:
+        self.command = command
+        self._cwd, self._env = cwd, env
+        self._on_stdout, self._on_stderr, self._on_exit = on_stdout, on_stderr, on_exit
+        self._proc: subprocess.Popen | None = None
+        self._lifeline: subprocess.Popen | None = None
+        self._write_lock = threading.Lock()
+        self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
+        self._readers: list[threading.Thread] = []
+        self.exit_info: ExitInfo | None = None
+        self.exited = threading.Event()
+        self._stopping = False
+
+    @property
+    def pid(self) -> int | None:
+        """The server's pid (also its process group id)."""
+        return self._proc.pid if self._proc else None
+
+    def start(self) -> int:
+        """Spawn the server in a new process group; returns its pid."""
+        resolve_command(self.command, self._cwd, self._env)
+        try:
+            self._proc = subprocess.Popen(
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                cwd=self._cwd, env=self._env, start_new_session=True, bufsize=0, close_fds=True)
+        except OSError as exc:
+            raise SpawnError(f"cannot start {self.command[0]}: {exc.strerror or exc}") from None
+        self._start_lifeline()
+        for target, stream, name in ((self._read_stdout, self._proc.stdout, "stdout"),
+                                     (self._read_stderr, self._proc.stderr, "stderr")):
+            thread = threading.Thread(target=target, args=(stream,), name=f"server-{name}-{self._proc.pid}",
+                                      daemon=True)
+            thread.start()
+            self._readers.append(thread)
+        threading.Thread(target=self._wait_exit, name=f"server-exit-{self._proc.pid}", daemon=True).start()
+        return self._proc.pid
+
+    def _start_lifeline(self) -> None:
+        try:
+            self._lifeline = subprocess.Popen(
+                [sys.executable, "-c", _LIFELINE], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, process_group=self._proc.pid, close_fds=True)
+        except (OSError, TypeError, ValueError):
+            # The group may already be gone (the server died at once), or Python < 3.11 lacks process_group:
+            # the shutdown ladder still cleans up; only the kill -9 guarantee is lost.
+            self._lifeline = None
+
+    def send(self, data: bytes) -> None:
+        """Write whole lines to the server's stdin; raises BrokenPipeError when it is gone."""
+        with self._write_lock:
+            if self._proc is None or self._proc.stdin is None or self._proc.stdin.closed:
+                raise BrokenPipeError("server stdin is closed")
+            self._proc.stdin.write(data)
+            self._proc.stdin.flush()
+
+    def _read_stdout(self, stream) -> None:
+        while True:
+            line = stream.readline(MAX_LINE_BYTES)
+            if not line:
+                return
+            self._on_stdout(line.rstrip(b"\r\n") if line.endswith(b"\n") else line)
+
+    def _read_stderr(self, stream) -> None:
+        while True:
+            line = stream.readline(MAX_LINE_BYTES)
+            if not line:
+                return
+            text = line.decode("utf-8", "replace").rstrip("\r\n")
+            self._stderr_tail.append(text)
+            self._on_stderr(text)
+
+    def _wait_exit(self) -> None:
+        assert self._proc is not None
+        returncode = self._proc.wait()
+        # Let the readers hand over what the server wrote before dying, so its last words precede the exit row.
+        # A grandchild can keep the pipes open, so do not wait for EOF for long.
+        for reader in self._readers:
+            reader.join(timeout=0.5)
+        if returncode < 0:
+            try:
+                name = signal.Signals(-returncode).name
+            except ValueError:
+                name = f"signal {-returncode}"
+            info = ExitInfo(code=None, signal=name, stderr_tail=list(self._stderr_tail))
+        else:
+            info = ExitInfo(code=returncode, signal=None, stderr_tail=list(self._stderr_tail))
+        self.exit_info = info
+        # The server is gone, but what it started may not be: nothing of its group outlives it.
+        self._kill_group(signal.SIGTERM)
+        if self._group_alive():
+            time.sleep(0.2)
+            self._kill_group(signal.SIGKILL)
+        self._close_lifeline()
+        self.exited.set()
+        self._on_exit(info)
+
+    def stop(self, stdin_grace: float = 2.0, term_grace: float = 1.0) -> ExitInfo | None:
+        """The shutdown ladder: close stdin, wait, SIGTERM the group, wait, SIGKILL the group."""
+        if self._proc is None:
+            return None
+        self._stopping = True
+        with self._write_lock:
+            try:
+                if self._proc.stdin and not self._proc.stdin.closed:
+                    self._proc.stdin.close()
+            except OSError:
+                pass
+        if not self.exited.wait(stdin_grace):
+            self._kill_group(signal.SIGTERM)
+            if not self.exited.wait(term_grace):
+                self._kill_group(signal.SIGKILL)
+                self.exited.wait(5.0)
+        self._kill_group(signal.SIGKILL)  # stragglers that ignored everything
+        self._close_lifeline()
+        return self.exit_info
+
+    def _kill_group(self, sig: int) -> None:
+        if self._proc is None:
+            return
+        try:
+            os.killpg(self._proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _group_alive(self) -> bool:
+        if self._proc is None:
+            return False
+        try:
+            os.killpg(self._proc.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        # The lifeline is a member too; the group counts as alive only through others.
+        return self._group_has_others()
+
+    def _group_has_others(self) -> bool:
+        lifeline_pid = self._lifeline.pid if self._lifeline else None
+        try:
+            entries = os.listdir("/proc")
+        except OSError:
+            return True  # no /proc (macOS): assume someone is left and let SIGKILL decide
+        group = self._proc.pid
+        for entry in entries:
+            if not entry.isdigit() or int(entry) == lifeline_pid:
+                continue
+            try:
+                if os.getpgid(int(entry)) == group:
+                    return True
+            except OSError:
+                continue
+        return False
+
+    def _close_lifeline(self) -> None:
+        lifeline, self._lifeline = self._lifeline, None
+        if lifeline is None:
+            return
+        try:
+            lifeline.kill()
+        except OSError:
+            pass
+        try:
+            if lifeline.stdin:
+                lifeline.stdin.close()
+        except OSError:
+            pass
+        try:
+            lifeline.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            pass

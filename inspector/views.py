@@ -1,0 +1,128 @@
+"""Pages and htmx endpoints. Actions are plain POSTs that answer at once; the websocket pushes the rest."""
+
+from __future__ import annotations
+
+import json
+
+from flask import Flask, Response, abort, current_app, render_template, request
+
+from .present import pretty
+from .store import Filters
+
+PAGE_ROWS = 1000
+OLDER_ROWS = 500
+
+
+def services():
+    """The run's services: config, store, session, token."""
+    return current_app.extensions["inspector"]
+
+
+def error_partial(message: str, status: int) -> Response:
+    """A small text partial: htmx 4 swaps error bodies into the page, so they must be fit to show."""
+    return Response(render_template("partials/_error.html", message=message), status=status)
+
+
+def register(app: Flask) -> None:
+    """Attach the routes."""
+
+    @app.get("/")
+    def index():
+        s = services()
+        session = s["session"]
+        return render_template("index.html", server=session.server, session=session, command=session.command,
+                               tools=session.server.tools, selected=None, filters=Filters(),
+                               recording=s["store"].writer.path)
+
+    @app.get("/timeline/rows")
+    def older_rows():
+        store = services()["store"]
+        filters = Filters.from_mapping(request.args)
+        before = request.args.get("before", type=int)
+        rows = store.newest(filters, OLDER_ROWS, before=before)
+        more = bool(rows) and bool(store.newest(filters, 1, before=rows[0].seq))
+        return render_template("partials/_older.html", rows=rows, more=more)
+
+    @app.get("/records/<int:seq>")
+    def record_detail(seq: int):
+        store = services()["store"]
+        record = store.record(seq)
+        if record is None:
+            return error_partial(f"no record #{seq}", 404)
+        row = store.row(seq)
+        value = record.to_dict()
+        shown = value.get("msg", value) if record.kind == "message" else value
+        text, cut = pretty(shown)
+        return render_template("partials/_record.html", record=record, row=row, text=text, cut=cut)
+
+    @app.get("/records/<int:seq>.json")
+    def record_json(seq: int):
+        store = services()["store"]
+        record = store.record(seq)
+        if record is None:
+            abort(404)
+        value = record.msg if record.kind == "message" else record.to_dict()
+        return Response(json.dumps(value, ensure_ascii=False, indent=2), mimetype="application/json")
+
+    @app.get("/tools/<path:name>")
+    def tool_detail(name: str):
+        session = services()["session"]
+        tool = session.tool(name)
+        if tool is None:
+            return error_partial(f"the server lists no tool named {name!r}", 404)
+        return render_template("partials/_tool_detail.html", tool=tool,
+                               arguments_text=session.last_arguments.get(name, "{}"), problem=None)
+
+    @app.post("/tools/<path:name>/call")
+    def tool_call(name: str):
+        session = services()["session"]
+        tool = session.tool(name)
+        if tool is None:
+            return error_partial(f"the server lists no tool named {name!r}", 404)
+        text = request.form.get("arguments", "") if request.mimetype != "application/json" else json.dumps(
+            (request.get_json(silent=True) or {}).get("arguments", {}))
+        try:
+            arguments = json.loads(text) if text.strip() else {}
+        except ValueError as exc:
+            return render_template("partials/_call_problem.html",
+                                   problem=f"Arguments (JSON) is not valid JSON: {exc}"), 422
+        if not isinstance(arguments, dict):
+            return render_template("partials/_call_problem.html",
+                                   problem="Arguments (JSON) must be a JSON object, like {\"text\": \"hello\"}"), 422
+        call = session.call_tool(name, arguments, arguments_text=text)
+        return render_template("partials/_call.html", call=call, poll=True)
+
+    @app.get("/calls/<int:call_id>")
+    def call_state(call_id: int):
+        call = services()["session"].calls.get(call_id)
+        if call is None:
+            return error_partial(f"no call #{call_id}", 404)
+        return render_template("partials/_call.html", call=call, poll=False)
+
+    @app.post("/server/stop")
+    def server_stop():
+        session = services()["session"]
+        session.stop(reason="stop button")
+        return render_template("partials/_server.html", server=session.server, command=session.command)
+
+    @app.post("/server/start")
+    def server_start():
+        session = services()["session"]
+        session.start()
+        return render_template("partials/_server.html", server=session.server, command=session.command)
+
+    @app.errorhandler(404)
+    def not_found(_):
+        return error_partial("not found", 404)
+
+    @app.errorhandler(405)
+    def not_allowed(_):
+        return error_partial("method not allowed", 405)
+
+    @app.errorhandler(413)
+    def too_large(_):
+        return error_partial("request too large", 413)
+
+    @app.errorhandler(500)
+    def internal(_):
+        return error_partial("internal error in mcp-inspect (see its terminal)", 500)
