@@ -291,7 +291,7 @@ class Session:
 
     def _handshake_failed(self, process: StdioProcess, message: str) -> None:
         with self._lock:
-            if self._process is process and self.server.state == "initializing":
+            if self._process is process and self.server.state in ("initializing", "exited"):
                 self.server.error = message
         self.store.signal("server")
 

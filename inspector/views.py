@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 
 from flask import Flask, Response, abort, current_app, render_template, request
 
@@ -21,6 +23,13 @@ def services():
 def error_partial(message: str, status: int) -> Response:
     """A small text partial: htmx 4 swaps error bodies into the page, so they must be fit to show."""
     return Response(render_template("partials/_error.html", message=message), status=status)
+
+
+def wait_briefly(predicate, seconds: float = 0.3) -> None:
+    """Give a state change a moment, so the answer usually shows the new state rather than the old one."""
+    deadline = time.monotonic() + seconds
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def register(app: Flask) -> None:
@@ -102,7 +111,9 @@ def register(app: Flask) -> None:
     @app.post("/server/stop")
     def server_stop():
         session = services()["session"]
-        session.stop(reason="stop button")
+        # The shutdown ladder can take seconds; answer at once, the websocket pushes the final state.
+        threading.Thread(target=session.stop, kwargs={"reason": "stop button"}, daemon=True).start()
+        wait_briefly(lambda: session.server.state != "running")
         return render_template("partials/_server.html", server=session.server, command=session.command)
 
     @app.post("/server/start")

@@ -1,0 +1,224 @@
+"""Shared fixtures: a real mcp-inspect process (or an in-process app) on a real port, and the fixture servers."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PYTHON = sys.executable
+CHROMIUM = os.environ.get("MCP_INSPECT_CHROMIUM", "/usr/bin/chromium")
+
+
+def fixture_command(name: str, *args: str) -> list[str]:
+    """argv that runs tests/fixtures/<name>.py with the test interpreter."""
+    return [PYTHON, str(FIXTURES / f"{name}.py"), *args]
+
+
+@dataclass
+class Inspector:
+    """A running `mcp-inspect` child process."""
+
+    proc: subprocess.Popen
+    url: str
+    port: int
+    token: str
+    record: Path | None
+    stderr_path: Path
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def cookie(self) -> str:
+        return f"mcp_inspect_{self.port}={self.token}"
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def request(self, method: str, path: str, *, headers: dict | None = None, body: bytes | str | None = None,
+                auth: bool = True) -> tuple[int, dict, bytes]:
+        """A raw HTTP request with http.client (so Host and friends can be anything)."""
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        all_headers = {"Host": f"127.0.0.1:{self.port}"}
+        if auth:
+            all_headers["Cookie"] = self.cookie
+        all_headers.update(headers or {})
+        conn.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
+        for key, value in all_headers.items():
+            conn.putheader(key, value)
+        data = body.encode() if isinstance(body, str) else body
+        if data is not None:
+            conn.putheader("Content-Length", str(len(data)))
+        conn.endheaders(data)
+        response = conn.getresponse()
+        payload = response.read()
+        conn.close()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, payload
+
+    def post(self, path: str, form: dict | None = None, **kwargs) -> tuple[int, dict, bytes]:
+        """An htmx-style form POST."""
+        from urllib.parse import urlencode
+
+        headers = {"HX-Request": "true", "Content-Type": "application/x-www-form-urlencoded",
+                   "Origin": self.origin, **kwargs.pop("headers", {})}
+        return self.request("POST", path, headers=headers, body=urlencode(form or {}), **kwargs)
+
+    def ws(self, **kwargs):
+        """A websocket client on /ws with the cookie and our Origin."""
+        import websocket
+
+        options = {"cookie": self.cookie, "origin": self.origin, "timeout": 10, **kwargs}
+        return websocket.create_connection(f"ws://127.0.0.1:{self.port}/ws", **options)
+
+    def stderr_text(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15) -> int:
+        """Signal the inspector and wait for it to exit."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
+def start_inspector(tmp_path: Path, server_argv: list[str], *options: str, record: bool = True,
+                    cwd: Path | None = None, env: dict | None = None) -> Inspector:
+    """Start `mcp-inspect --no-open --port 0 [options] -- server_argv` and wait for its URL line."""
+    record_path = tmp_path / f"session-{time.monotonic_ns()}.jsonl" if record else None
+    argv = [PYTHON, "-m", "inspector.cli", "--no-open", "--port", "0", *options]
+    argv += ["--record", str(record_path)] if record_path else ["--no-record"]
+    if server_argv:
+        argv += ["--", *server_argv]
+    stderr_path = tmp_path / f"inspector-{time.monotonic_ns()}.err"
+    stderr_file = open(stderr_path, "wb")
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr_file, cwd=cwd or tmp_path,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+    stderr_file.close()
+    line = _readline_with_timeout(proc, 20)
+    match = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+)", line.strip())
+    if not match:
+        proc.kill()
+        raise AssertionError(f"no URL line from mcp-inspect: {line!r}; stderr: {stderr_path.read_text()}")
+    return Inspector(proc=proc, url=line.strip(), port=int(match.group(1)), token=match.group(2),
+                     record=record_path, stderr_path=stderr_path)
+
+
+def _readline_with_timeout(proc: subprocess.Popen, timeout: float) -> str:
+    result: list[bytes] = []
+    reader = threading.Thread(target=lambda: result.append(proc.stdout.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    return result[0].decode() if result else ""
+
+
+@pytest.fixture
+def inspector_factory(tmp_path):
+    """Start inspectors; all are stopped at the end of the test."""
+    started: list[Inspector] = []
+
+    def factory(server_argv: list[str], *options: str, **kwargs) -> Inspector:
+        inspector = start_inspector(tmp_path, server_argv, *options, **kwargs)
+        started.append(inspector)
+        return inspector
+
+    yield factory
+    for inspector in started:
+        inspector.stop()
+
+
+def read_records(path: Path) -> list[dict]:
+    """Every line of a recording as JSON (each line must parse)."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def wait_for(predicate, timeout: float = 10.0, interval: float = 0.05, message: str = "condition"):
+    """Poll until predicate() is truthy; return its value or fail."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {message}")
+        time.sleep(interval)
+
+
+def records_in(path: Path) -> list[dict]:
+    """The records of a recording that may still be written (a torn last line is ignored)."""
+    out = []
+    for line in path.read_bytes().split(b"\n"):
+        if line:
+            try:
+                out.append(json.loads(line))
+            except ValueError:
+                pass
+    return out
+
+
+def process_group_alive(pgid: int) -> bool:
+    """Whether any process of the group still exists (zombies excluded)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    return False
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """Debian's Chromium, or skip with the reason."""
+    path = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    if not path:
+        pytest.skip(f"Chromium not found at {CHROMIUM}: install Debian's chromium package to run browser tests")
+    return path
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path):
+    """A headless Chromium driven by Playwright."""
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    with playwright_api.sync_playwright() as p:
+        instance = p.chromium.launch(executable_path=chromium_path, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser context and page; console errors are collected on page.console_errors."""
+    context = browser.new_context()
+    new_page = context.new_page()
+    new_page.console_errors = []
+    new_page.on("console", lambda msg: msg.type == "error" and new_page.console_errors.append(msg.text))
+    new_page.on("pageerror", lambda exc: new_page.console_errors.append(str(exc)))
+    yield new_page
+    context.close()

@@ -1,0 +1,274 @@
+"""The session against real child processes over real pipes: handshake, traffic, faults, recording order."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import fixture_command, process_group_alive, read_records, wait_for
+from inspector.recording import RecordingWriter, read_recording
+from inspector.session import RequestFailed, Session
+from inspector.store import Store
+
+
+def make_session(tmp_path: Path, argv: list[str], *, timeout: float = 30.0, env: dict | None = None):
+    path = tmp_path / "rec.jsonl"
+    writer = RecordingWriter.create(path)
+    writer.write_header({"kind": "header", "format": "mcp-inspect-recording", "version": 1})
+    store = Store(writer)
+    session = Session(store, argv, env={**os.environ, **(env or {})}, timeout=timeout)
+    return session, store, path
+
+
+@pytest.fixture
+def run_session(tmp_path):
+    sessions = []
+
+    def start(argv, **kwargs):
+        session, store, path = make_session(tmp_path, argv, **kwargs)
+        sessions.append(session)
+        session.start()
+        return session, store, path
+
+    yield start
+    for session in sessions:
+        session.close()
+
+
+def wait_running(session: Session, timeout: float = 15) -> None:
+    wait_for(lambda: session.server.state == "running" and session.server.tools, timeout,
+             message=f"server running with tools (state {session.server.state}, error {session.server.error!r})")
+
+
+def messages(path: Path) -> list[dict]:
+    return [r for r in read_records(path)[1:] if r["kind"] == "message"]
+
+
+def methods_sent(path: Path) -> list[str]:
+    return [r["msg"].get("method") for r in messages(path) if r["dir"] == "to_server" and "method" in r["msg"]]
+
+
+def test_raw_server_handshake_and_call(run_session):
+    session, store, path = run_session(fixture_command("raw_server"))
+    wait_running(session)
+    assert session.server.protocol_version == "2024-11-05"
+    assert {tool["name"] for tool in session.server.tools} >= {"echo", "add"}
+    result = session.request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 40}}).wait(10)
+    assert "42" in result["content"][0]["text"]
+    # The raw server declares only tools: nothing else may be listed.
+    assert methods_sent(path)[:3] == ["initialize", "notifications/initialized", "tools/list"]
+    assert "resources/list" not in methods_sent(path)
+    records = read_records(path)
+    assert [r["seq"] for r in records[1:]] == list(range(1, len(records)))
+    handshake = next(r for r in records if r.get("event") == "handshake")
+    assert handshake["detail"]["protocolVersion"] == "2024-11-05"
+    assert handshake["detail"]["era"] == "legacy"
+
+
+def test_sdk_server_lists_everything(run_session):
+    session, store, path = run_session(fixture_command("sdk_server"))
+    wait_running(session, 30)
+    wait_for(lambda: session.server.prompts and session.server.resources, 10, message="prompts and resources listed")
+    sent = methods_sent(path)
+    assert sent[:2] == ["initialize", "notifications/initialized"]
+    assert {"tools/list", "resources/list", "resources/templates/list", "prompts/list"} <= set(sent)
+    result = session.request("tools/call", {"name": "echo", "arguments": {"text": "héllo"}}).wait(10)
+    assert result["content"][0]["text"] == "héllo"
+    # Every request of ours was answered and paired.
+    responses = {r["msg"]["id"] for r in messages(path) if r["dir"] == "from_server" and "id" in r["msg"]}
+    requests = {r["msg"]["id"] for r in messages(path) if r["dir"] == "to_server" and "method" in r["msg"]
+                and "id" in r["msg"]}
+    assert requests <= responses
+
+
+def test_nonjson_stdout_is_shown_and_session_continues(run_session):
+    session, store, path = run_session(fixture_command("fake_server", "nonjson"))
+    wait_running(session)
+    result = session.request("tools/call", {"name": "echo", "arguments": {"text": "still here"}}).wait(10)
+    assert result["content"][0]["text"] == "still here"
+    invalid = [r for r in read_records(path) if r["kind"] == "invalid"]
+    assert [r["raw"] for r in invalid][:1] == ["Hello"]
+    assert invalid[0]["error"].startswith("not JSON")
+    assert any(r["error"].startswith("not UTF-8") for r in invalid)
+    assert all(r["dir"] == "from_server" for r in invalid)
+
+
+def test_stderr_lines_are_recorded_in_order(run_session):
+    session, store, path = run_session(fixture_command("fake_server", "stderr"))
+    wait_running(session)
+    session.request("ping").wait(10)
+    stderr = [r for r in read_records(path) if r["kind"] == "stderr"]
+    assert len(stderr) >= 2
+    seqs = [r["seq"] for r in read_records(path)[1:]]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+
+def test_crash_mid_call_fails_the_call_quickly_with_exit_and_stderr(run_session):
+    session, store, path = run_session(fixture_command("fake_server", "crash"), timeout=60)
+    wait_running(session)
+    started = time.monotonic()
+    pending = session.request("tools/call", {"name": "crash", "arguments": {}})
+    with pytest.raises(RequestFailed) as failure:
+        pending.wait(10)
+    elapsed = time.monotonic() - started
+    assert elapsed < 5, "a crash must fail the call at once, not at the 60 s timeout"
+    assert failure.value.reason == "exited"
+    assert "code 3" in str(failure.value)
+    assert "fatal" in str(failure.value) or "crash" in str(failure.value)
+    wait_for(lambda: session.server.state == "exited", 5, message="state exited")
+    assert session.server.exit.code == 3
+    exit_event = next(r for r in read_records(path) if r.get("event") == "exit")
+    assert exit_event["detail"]["code"] == 3
+    assert exit_event["detail"]["stderr_tail"]
+    assert not process_group_alive(session.server.pid)
+
+
+def test_crash_by_signal_names_the_signal(run_session):
+    session, store, path = run_session(fixture_command("fake_server", "crash"))
+    wait_running(session)
+    with pytest.raises(RequestFailed) as failure:
+        session.request("tools/call", {"name": "crash", "arguments": {"signal": True}}).wait(10)
+    assert "SIGSEGV" in str(failure.value)
+
+
+def test_timeout_sends_cancelled_and_flags_a_late_answer(run_session, tmp_path):
+    log = tmp_path / "fake.log"
+    session, store, path = run_session(fixture_command("fake_server", "hang"), timeout=0.5,
+                                       env={"FAKE_LOG": str(log), "FAKE_LATE": "1"})
+    wait_running(session)
+    pending = session.request("tools/call", {"name": "slow", "arguments": {}})
+    with pytest.raises(RequestFailed) as failure:
+        pending.wait(5)
+    assert failure.value.reason == "timeout"
+    wait_for(lambda: log.exists() and "notifications/cancelled" in log.read_text(), 5,
+             message="notifications/cancelled reached the server")
+    cancelled = [line for line in log.read_text().splitlines() if "notifications/cancelled" in line]
+    assert f'"requestId":{pending.id}' in cancelled[0].replace(" ", "")
+    # The server answers anyway after 1.5 s: shown, paired with its request, and flagged late.
+    late_row = wait_for(lambda: next((row for row in store.newest(store_filters(), 50)
+                                      if row.kind == "response" and row.late), None), 5, message="late row")
+    assert late_row.pair_seq == pending.seq
+    records = read_records(path)
+    timeout_event = next(r for r in records if r.get("event") == "timeout")
+    assert timeout_event["detail"]["id"] == pending.id and timeout_event["detail"]["method"] == "tools/call"
+    order = [r.get("event") or r.get("msg", {}).get("method") for r in records[1:]]
+    assert order.index("timeout") < order.index("notifications/cancelled")
+
+
+def store_filters():
+    from inspector.store import Filters
+
+    return Filters()
+
+
+def test_server_ping_is_answered_and_other_requests_get_method_not_found(run_session, tmp_path):
+    # The raw server has no server->client requests; drive the session's answering path with one that asks.
+    script = tmp_path / "asker.py"
+    script.write_text(
+        "import json,sys\n"
+        "for line in sys.stdin:\n"
+        "    m=json.loads(line)\n"
+        "    if m.get('method')=='initialize':\n"
+        "        print(json.dumps({'jsonrpc':'2.0','id':0,'method':'ping'}),flush=True)\n"
+        "        print(json.dumps({'jsonrpc':'2.0','id':1,'method':'roots/list'}),flush=True)\n"
+        "        print(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':{'protocolVersion':'2025-11-25',"
+        "'capabilities':{'tools':{}},'serverInfo':{'name':'asker','version':'1'}}}),flush=True)\n"
+        "    elif m.get('method')=='tools/list':\n"
+        "        print(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':{'tools':[{'name':'t','inputSchema':{'type':'object'}}]}}),flush=True)\n")
+    session, store, path = run_session(["python3", str(script)])
+    wait_running(session)
+    answers = wait_for(lambda: [r["msg"] for r in messages(path) if r["dir"] == "to_server" and "method" not in r["msg"]]
+                       if len([r for r in messages(path) if r["dir"] == "to_server" and "method" not in r["msg"]]) >= 2
+                       else None, 5, message="two answers to the server's requests")
+    by_id = {answer["id"]: answer for answer in answers}
+    assert by_id[0] == {"jsonrpc": "2.0", "id": 0, "result": {}}
+    assert by_id[1]["error"]["code"] == -32601
+
+
+def test_pagination_follows_next_cursor(run_session, tmp_path):
+    script = tmp_path / "pager.py"
+    script.write_text(
+        "import json,sys\n"
+        "for line in sys.stdin:\n"
+        "    m=json.loads(line)\n"
+        "    if 'id' not in m: continue\n"
+        "    if m['method']=='initialize':\n"
+        "        r={'protocolVersion':'2025-11-25','capabilities':{'tools':{}},'serverInfo':{'name':'pager','version':'1'}}\n"
+        "    else:\n"
+        "        page=int((m.get('params') or {}).get('cursor') or 0)\n"
+        "        r={'tools':[{'name':f't{page}','inputSchema':{'type':'object'}}]}\n"
+        "        if page<2: r['nextCursor']=str(page+1)\n"
+        "    print(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':r}),flush=True)\n")
+    session, store, path = run_session(["python3", str(script)])
+    wait_for(lambda: len(session.server.tools) == 3, 10, message="three pages of tools")
+    assert [tool["name"] for tool in session.server.tools] == ["t0", "t1", "t2"]
+
+
+def test_stderr_flood_does_not_block_responses(run_session):
+    session, store, path = run_session(fixture_command("fake_server", "stderr-flood"))
+    wait_running(session, 30)
+    started = time.monotonic()
+    result = session.request("tools/call", {"name": "echo", "arguments": {"text": "through"}}).wait(20)
+    assert result["content"][0]["text"] == "through"
+    assert time.monotonic() - started < 5
+    assert sum(1 for r in read_records(path) if r["kind"] == "stderr") > 0
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["does-not-exist-xyz"], "command not found"),
+    (["./not-executable.sh"], "not executable"),
+])
+def test_spawn_failures_are_shown_not_raised(run_session, tmp_path, argv, expected, monkeypatch):
+    script = tmp_path / "not-executable.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o644)
+    monkeypatch.chdir(tmp_path)
+    session, store, path = run_session(argv)
+    assert session.server.state == "failed"
+    assert expected in session.server.error
+    assert any(r.get("event") == "spawn-failed" for r in read_records(path))
+
+
+def test_server_that_exits_at_start_keeps_its_stderr_tail(run_session):
+    session, store, path = run_session(fixture_command("fake_server", "exit-at-start"))
+    wait_for(lambda: session.server.state == "exited", 10, message="exited")
+    assert session.server.exit.code == 1
+    assert any("boom: missing config" in line for line in session.server.exit.stderr_tail)
+    wait_for(lambda: "initialize failed" in session.server.error, 5, message="the handshake failure is named")
+    assert "exited with code 1" in session.server.error
+
+
+def test_stop_kills_grandchildren_and_ignores_nothing(run_session, tmp_path):
+    pids = tmp_path / "pids"
+    session, store, path = run_session(fixture_command("fake_server", "grandchild+ignore-sigterm"),
+                                       env={"FAKE_PIDS": str(pids)})
+    wait_running(session)
+    wait_for(lambda: pids.exists() and len(pids.read_text().split()) >= 2, 5, message="pids file")
+    pgid = session.server.pid
+    assert process_group_alive(pgid)
+    started = time.monotonic()
+    session.stop(stdin_grace=0.3)
+    assert time.monotonic() - started < 8
+    assert not process_group_alive(pgid)
+    for pid in map(int, pids.read_text().split()):
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    records = read_records(path)
+    assert [r.get("event") for r in records if r.get("event") in ("stop", "exit")] == ["stop", "exit"]
+
+
+def test_restart_via_start_after_stop_keeps_one_timeline(run_session):
+    session, store, path = run_session(fixture_command("fake_server", "ok"))
+    wait_running(session)
+    first_pid = session.server.pid
+    session.stop(stdin_grace=0.3)
+    session.start()
+    wait_running(session)
+    assert session.server.pid != first_pid
+    assert not process_group_alive(first_pid)
+    loaded = read_recording(path)
+    assert [r.event for r in loaded.records if r.kind == "event"].count("spawn") == 2
+    ids = [r.msg["id"] for r in loaded.records if r.kind == "message" and r.dir == "to_server" and "id" in r.msg]
+    assert len(ids) == len(set(ids)), "our ids are never reused, even across restarts"
