@@ -35,6 +35,17 @@ _LIFELINE = (
 )
 
 
+def _own_group(pgid: int) -> dict:
+    """Popen arguments that put the child in process group pgid (0: a new group of its own).
+
+    A new group, not a new session: a process may only join a group of its own session, and the lifeline
+    must join the server's group. Ctrl-C in the terminal still reaches only the inspector (the foreground group).
+    """
+    if sys.version_info >= (3, 11):
+        return {"process_group": pgid}
+    return {"preexec_fn": lambda: os.setpgid(0, pgid)}  # Python 3.10
+
+
 class SpawnError(Exception):
     """The server command could not be started."""
 
@@ -99,7 +110,7 @@ class StdioProcess:
         try:
             self._proc = subprocess.Popen(
                 self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=self._cwd, env=self._env, start_new_session=True, bufsize=0, close_fds=True)
+                cwd=self._cwd, env=self._env, bufsize=0, close_fds=True, **_own_group(0))
         except OSError as exc:
             raise SpawnError(f"cannot start {self.command[0]}: {exc.strerror or exc}") from None
         self._start_lifeline()
@@ -116,9 +127,9 @@ class StdioProcess:
         try:
             self._lifeline = subprocess.Popen(
                 [sys.executable, "-c", _LIFELINE], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, process_group=self._proc.pid, close_fds=True)
-        except (OSError, TypeError, ValueError):
-            # The group may already be gone (the server died at once), or Python < 3.11 lacks process_group:
+                stderr=subprocess.DEVNULL, close_fds=True, **_own_group(self._proc.pid))
+        except (OSError, subprocess.SubprocessError):
+            # The group may already be gone (the server died at once):
             # the shutdown ladder still cleans up; only the kill -9 guarantee is lost.
             self._lifeline = None
 

@@ -1,0 +1,190 @@
+"""mcp-inspect as a real process on a real port: the websocket timeline, shutdown by signal, crashes."""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import fixture_command, process_group_alive, read_records, records_in, wait_for
+
+ROW_ID = re.compile(r'id="r-(\d+)"')
+
+
+def wait_handshake(inspector, timeout: float = 20) -> None:
+    wait_for(lambda: any(r.get("event") == "handshake" for r in records_in(inspector.record)) and
+             any(r.get("kind") == "message" and "tools" in (r["msg"].get("result") or {})
+                 for r in records_in(inspector.record)), timeout, message="handshake and tools/list")
+
+
+class Rows:
+    """Collects the row seqs a websocket client receives, in order."""
+
+    def __init__(self, ws) -> None:
+        self.ws = ws
+        self.seqs: list[int] = []
+        self.frames: list[str] = []
+
+    def until(self, want_seq: int, timeout: float = 10) -> list[int]:
+        """Read frames until the row want_seq arrived; returns every seq received up to it."""
+        deadline = time.monotonic() + timeout
+        while want_seq not in self.seqs:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"row {want_seq} never arrived; got {self.seqs[-5:]}")
+            frame = self.ws.recv()
+            self.frames.append(frame)
+            self.seqs.extend(int(s) for s in ROW_ID.findall(frame))
+        return self.seqs[:self.seqs.index(want_seq) + 1]
+
+
+def call_tool(inspector, name: str, arguments: str) -> str:
+    status, _, body = inspector.post(f"/tools/{name}/call", {"arguments": arguments})
+    assert status == 200, body
+    return body.decode()
+
+
+def test_late_websocket_client_gets_backlog_then_live_without_gap_or_duplicate(inspector_factory):
+    inspector = inspector_factory(fixture_command("fake_server", "stderr"))
+    wait_handshake(inspector)
+    early = Rows(inspector.ws())
+    early.until(len(records_in(inspector.record)) - 1)
+    # Traffic while a second client is not connected yet, then it connects late.
+    call_tool(inspector, "echo", '{"text": "one"}')
+    wait_for(lambda: any(r.get("kind") == "message" and r["dir"] == "from_server" and
+                         "one" in str(r["msg"].get("result")) for r in records_in(inspector.record)), 10,
+             message="first call answered")
+    late = Rows(inspector.ws())
+    call_tool(inspector, "echo", '{"text": "two"}')
+    final = wait_for(lambda: next((r["seq"] for r in records_in(inspector.record) if r.get("kind") == "message"
+                                   and "two" in str(r["msg"].get("result"))), None), 10, message="second answer")
+    recorded = [r["seq"] for r in read_records(inspector.record)[1:] if r["seq"] <= final]
+    # The late client's first frame replaced the timeline (innerHTML) with the backlog; then live rows follow.
+    assert late.until(final) == recorded, "every record, in order, exactly once"
+    assert 'hx-swap="innerHTML"' in late.frames[0]
+    assert early.until(final) == recorded
+    early.ws.close()
+    late.ws.close()
+
+
+def test_every_message_and_stderr_line_is_in_timeline_and_recording(inspector_factory):
+    inspector = inspector_factory(fixture_command("fake_server", "nonjson+stderr"))
+    wait_handshake(inspector)
+    rows = Rows(inspector.ws())
+    call_tool(inspector, "echo", '{"text": "x"}')
+    last = wait_for(lambda: next((r["seq"] for r in records_in(inspector.record) if r.get("kind") == "message"
+                                  and r["dir"] == "from_server" and "x" == _text(r)), None), 10, message="answer")
+    seqs = rows.until(last)
+    records = read_records(inspector.record)[1:]
+    assert seqs == [r["seq"] for r in records if r["seq"] <= last]
+    kinds = {r["kind"] for r in records}
+    assert {"message", "stderr", "invalid", "event"} <= kinds
+    joined = "".join(rows.frames)
+    assert "Hello" in joined and "not JSON" in joined
+    rows.ws.close()
+
+
+def _text(record: dict) -> str | None:
+    content = (record["msg"].get("result") or {}).get("content") or [{}]
+    return content[0].get("text")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_leaves_no_process_of_the_server_group(inspector_factory, tmp_path, sig):
+    pids = tmp_path / f"pids-{sig}"
+    inspector = inspector_factory(fixture_command("fake_server", "grandchild+ignore-sigterm"),
+                                  env={"FAKE_PIDS": str(pids)})
+    wait_handshake(inspector)
+    wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2, 10, message="pids written")
+    grandchild, server = map(int, pids.read_text().split())
+    assert process_group_alive(server)
+    code = inspector.stop(sig)
+    assert code == 0, inspector.stderr_text()
+    assert not process_group_alive(server)
+    assert not _alive(grandchild)
+    records = read_records(inspector.record)
+    assert records[-1]["event"] == "session-end"
+    assert records[-2]["event"] == "exit"
+
+
+def _alive(pid: int) -> bool:
+    stat = Path(f"/proc/{pid}/stat")
+    try:
+        return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_kill_9_of_the_inspector_leaves_no_orphans(inspector_factory, tmp_path):
+    pids = tmp_path / "pids"
+    inspector = inspector_factory(fixture_command("fake_server", "grandchild"), env={"FAKE_PIDS": str(pids)})
+    wait_handshake(inspector)
+    wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2, 10, message="pids written")
+    grandchild, server = map(int, pids.read_text().split())
+    inspector.proc.kill()
+    inspector.proc.wait()
+    wait_for(lambda: not process_group_alive(server), 5, message="the lifeline took the group down")
+    assert not _alive(grandchild)
+
+
+def test_a_crashed_server_keeps_the_page_up_with_exit_and_stderr(inspector_factory):
+    inspector = inspector_factory(fixture_command("fake_server", "exit-at-start"))
+    wait_for(lambda: any(r.get("event") == "exit" for r in records_in(inspector.record)), 10, message="exit")
+    status, _, body = inspector.request("GET", "/")
+    assert status == 200
+    page = body.decode()
+    assert "exited" in page and "code 1" in page
+    assert "boom: missing config" in page
+    assert inspector.proc.poll() is None, "the inspector stays up when its server dies"
+    # Start runs the same command again.
+    status, _, body = inspector.post("/server/start")
+    assert status == 200
+    wait_for(lambda: [r.get("event") for r in records_in(inspector.record)].count("spawn") == 2, 10,
+             message="second spawn")
+
+
+def test_stop_button_stops_the_server_and_start_brings_it_back(inspector_factory):
+    inspector = inspector_factory(fixture_command("fake_server", "ok"))
+    wait_handshake(inspector)
+    status, _, _ = inspector.post("/server/stop")
+    assert status == 200
+    wait_for(lambda: any(r.get("event") == "exit" for r in records_in(inspector.record)), 10, message="exit")
+    _, _, body = inspector.request("GET", "/")
+    assert "stopped" in body.decode()
+    inspector.post("/server/start")
+    wait_for(lambda: [r.get("event") for r in records_in(inspector.record)].count("handshake") == 2, 10,
+             message="second handshake")
+
+
+def test_tool_call_from_the_page_returns_a_pending_row_then_the_result(inspector_factory):
+    inspector = inspector_factory(fixture_command("raw_server"))
+    wait_handshake(inspector)
+    ws = inspector.ws()
+    body = call_tool(inspector, "add", '{"a": 2, "b": 3}')
+    call_id = re.search(r'id="call-(\d+)"', body).group(1)
+    deadline = time.monotonic() + 10
+    while True:
+        frame = ws.recv()
+        if f'hx-target="#call-{call_id}"' in frame:
+            break
+        assert time.monotonic() < deadline
+    assert ">5<" in frame.replace("\n", "") or "5" in re.sub(r"<[^>]+>", " ", frame)
+    status, _, body = inspector.request("GET", f"/calls/{call_id}")
+    assert "state-result" in body.decode()
+    ws.close()
+
+
+@pytest.mark.parametrize("arguments, message", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2]", "must be a JSON object"),
+])
+def test_bad_arguments_are_refused_before_sending(inspector_factory, arguments, message):
+    inspector = inspector_factory(fixture_command("raw_server"))
+    wait_handshake(inspector)
+    status, _, body = inspector.post("/tools/echo/call", {"arguments": arguments})
+    assert status == 422
+    assert message in body.decode()
+    assert not any(r.get("kind") == "message" and r["msg"].get("method") == "tools/call"
+                   for r in records_in(inspector.record))
