@@ -110,7 +110,7 @@ class StdioProcess:
         try:
             self._proc = subprocess.Popen(
                 self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=self._cwd, env=self._env, bufsize=0, close_fds=True, **_own_group(0))
+                cwd=self._cwd, env=self._env, close_fds=True, **_own_group(0))
         except OSError as exc:
             raise SpawnError(f"cannot start {self.command[0]}: {exc.strerror or exc}") from None
         self._start_lifeline()

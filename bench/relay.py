@@ -1,0 +1,110 @@
+"""Relay benchmark: a server emits N small notifications in one call.
+
+Measures, in the same run:
+- baseline: a bare Python reader that spawns the server, sends initialize and the call, and reads and json-parses
+  every line until the call's result;
+- inspector: mcp-inspect relaying the same stream: the time from the call until every line is recorded and the
+  call's result row has been delivered to one websocket client.
+Prints both and the ratio. Usage: python bench/relay.py [N] [REPEATS]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE = ROOT / "tests" / "fixtures" / "fake_server.py"
+sys.path.insert(0, str(ROOT))
+
+
+def baseline(count: int) -> float:
+    """Seconds for a bare reader to read and parse the flood."""
+    proc = subprocess.Popen([sys.executable, str(FAKE), "flood", str(count)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+    send = lambda msg: (proc.stdin.write((json.dumps(msg) + "\n").encode()), proc.stdin.flush())  # noqa: E731
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "0"}}})
+    json.loads(proc.stdout.readline())
+    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    started = time.perf_counter()
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "flood", "arguments": {}}})
+    seen = 0
+    for line in proc.stdout:
+        msg = json.loads(line)
+        seen += 1
+        if msg.get("id") == 2:
+            break
+    elapsed = time.perf_counter() - started
+    proc.stdin.close()
+    proc.wait()
+    assert seen == count + 1, seen
+    return elapsed
+
+
+def inspector(count: int, workdir: Path) -> float:
+    """Seconds for mcp-inspect to record the flood and deliver the result row to one websocket client."""
+    import http.client
+
+    import websocket
+
+    record = workdir / f"relay-{time.monotonic_ns()}.jsonl"
+    proc = subprocess.Popen([sys.executable, "-m", "inspector.cli", "--no-open", "--port", "0", "--record",
+                             str(record), "--", sys.executable, str(FAKE), "flood", str(count)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=workdir,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        url = proc.stdout.readline().decode().strip()
+        port, token = re.search(r":(\d+)/\?token=(.+)$", url).groups()
+        cookie = f"mcp_inspect_{port}={token}"
+        deadline = time.monotonic() + 30
+        while b'"tools"' not in record.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        ws = websocket.create_connection(f"ws://127.0.0.1:{port}/ws", cookie=cookie,
+                                         origin=f"http://127.0.0.1:{port}", timeout=60)
+        ws.recv()  # the initial sync
+        body = urlencode({"arguments": "{}"})
+        conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
+        started = time.perf_counter()
+        conn.request("POST", "/tools/flood/call", body=body, headers={
+            "Cookie": cookie, "HX-Request": "true", "Origin": f"http://127.0.0.1:{port}",
+            "Content-Type": "application/x-www-form-urlencoded"})
+        call_page = conn.getresponse().read().decode()
+        request_seq = int(re.search(r'href="#r-(\d+)"', call_page).group(1))
+        response_seq = request_seq + count + 1  # the notifications, then the result
+        marker = f'id="r-{response_seq}"'
+        while True:
+            frame = ws.recv()
+            if marker in frame:
+                break
+        elapsed = time.perf_counter() - started
+        ws.close()
+        lines = record.read_bytes().count(b"\n")
+        assert lines >= count + 2, lines
+        return elapsed
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def main() -> None:
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    with tempfile.TemporaryDirectory() as tmp:
+        base = min(baseline(count) for _ in range(repeats))
+        ours = min(inspector(count, Path(tmp)) for _ in range(repeats))
+    print(f"relay of {count} notifications (best of {repeats})")
+    print(f"  bare Python reader (read + json.loads): {base:.3f} s")
+    print(f"  mcp-inspect (recorded + delivered):     {ours:.3f} s")
+    print(f"  ratio: {ours / base:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
