@@ -66,7 +66,8 @@ def ensure_folder(folder: Path) -> None:
 
 
 def _open_exclusive(path: Path) -> int:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    # Read-write: rows are expanded by reading their line back from the same descriptor.
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     return os.open(path, flags, 0o600)
 
 

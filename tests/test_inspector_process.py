@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import time
@@ -188,3 +189,45 @@ def test_bad_arguments_are_refused_before_sending(inspector_factory, arguments, 
     assert message in body.decode()
     assert not any(r.get("kind") == "message" and r["msg"].get("method") == "tools/call"
                    for r in records_in(inspector.record))
+
+
+def test_rows_expand_copy_and_page_older_from_the_recording(inspector_factory):
+    inspector = inspector_factory(fixture_command("fake_server", "stderr"))
+    wait_handshake(inspector)
+    records = read_records(inspector.record)
+    response = next(r for r in records if r.get("kind") == "message" and "tools" in (r["msg"].get("result") or {}))
+    status, headers, body = inspector.request("GET", f"/records/{response['seq']}")
+    assert status == 200 and "Copy JSON" in body.decode()
+    assert "&#34;tools&#34;" in body.decode() or "&quot;tools&quot;" in body.decode()
+    status, headers, body = inspector.request("GET", f"/records/{response['seq']}.json")
+    assert status == 200 and headers["content-type"].startswith("application/json")
+    assert json.loads(body) == response["msg"]
+    stderr_seq = next(r["seq"] for r in records if r["kind"] == "stderr")
+    assert json.loads(inspector.request("GET", f"/records/{stderr_seq}.json")[2])["kind"] == "stderr"
+    assert inspector.request("GET", "/records/99999")[0] == 404
+    # Older rows: everything before a seq, filtered on the server.
+    last = records[-1]["seq"]
+    status, _, body = inspector.request("GET", f"/timeline/rows?before={last}&kind=request&filtered=1&stderr=on")
+    seqs = [int(s) for s in ROW_ID.findall(body.decode())]
+    expected = [r["seq"] for r in records[1:] if r["seq"] < last and r["kind"] == "message"
+                and "method" in r["msg"] and "id" in r["msg"] and r["dir"] == "to_server"]
+    assert seqs == expected
+    status, _, body = inspector.request("GET", f"/timeline/rows?before={last}&q=tools%2Flist")
+    assert set(int(s) for s in ROW_ID.findall(body.decode())) == {
+        r["seq"] for r in records[1:] if r["seq"] < last and "tools/list" in json.dumps(r)}
+
+
+def test_websocket_filters_resync_the_timeline(inspector_factory):
+    inspector = inspector_factory(fixture_command("fake_server", "stderr"))
+    wait_handshake(inspector)
+    rows = Rows(inspector.ws())
+    rows.until(read_records(inspector.record)[-1]["seq"])
+    rows.ws.send(json.dumps({"type": "filters", "dir": "", "kind": "stderr", "method": "", "q": "", "stderr": "on",
+                             "headers": {"HX-Request": "true"}}))
+    frame = rows.ws.recv()
+    while 'hx-swap="innerHTML"' not in frame:
+        frame = rows.ws.recv()
+    shown = [int(s) for s in ROW_ID.findall(frame)]
+    assert shown == [r["seq"] for r in read_records(inspector.record)[1:] if r["kind"] == "stderr"][-len(shown):]
+    assert shown and 'kind-stderr' in frame and 'kind-request' not in frame
+    rows.ws.close()
