@@ -119,4 +119,8 @@ def error_response(request_id: Any, code: int, message: str, data: Any = None) -
 
 def encode(msg: Any) -> bytes:
     """One wire line: compact JSON, UTF-8, newline-terminated (json.dumps never emits a raw newline)."""
-    return (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    try:
+        return (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (json.loads makes one of the valid escape "\ud800") has no UTF-8 form: keep it escaped.
+        return (json.dumps(msg, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import __version__
+from . import __version__, jsonrpc
 from .records import Record, RecordError, from_dict
 
 FORMAT = "mcp-inspect-recording"
@@ -117,7 +117,7 @@ class RecordingWriter:
 
     def write_header(self, head: dict) -> None:
         """Write the header line."""
-        self.write_lines((json.dumps(head, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
+        self.write_lines(jsonrpc.encode(head))
 
     def read_at(self, offset: int, length: int) -> bytes:
         """Read back a line written earlier (for expanding a row)."""

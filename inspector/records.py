@@ -71,7 +71,7 @@ class Record:
 
     def to_line(self) -> bytes:
         """One recording line, newline-terminated."""
-        return (json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        return jsonrpc.encode(self.to_dict())
 
 
 def from_dict(obj: Any) -> Record:
@@ -86,13 +86,17 @@ def from_dict(obj: Any) -> Record:
         raise RecordError("seq must be an integer")
     if not isinstance(t, (int, float)) or isinstance(t, bool):
         raise RecordError("t must be a number")
+    try:
+        t = float(t)
+    except OverflowError:
+        raise RecordError("t is out of range") from None
     direction = obj.get("dir")
     if kind in (MESSAGE, INVALID) and direction not in DIRECTIONS:
         raise RecordError(f"dir must be one of {DIRECTIONS}")
     detail = obj.get("detail", {})
     if kind == EVENT and (not isinstance(obj.get("event"), str) or not isinstance(detail, dict)):
         raise RecordError("an event needs a string event and an object detail")
-    return Record(kind=kind, seq=seq, t=float(t), dir=direction, msg=obj.get("msg"),
+    return Record(kind=kind, seq=seq, t=t, dir=direction, msg=obj.get("msg"),
                   text=_str_or_none(obj.get("text")), raw=_str_or_none(obj.get("raw")),
                   error=_str_or_none(obj.get("error")), event=obj.get("event"),
                   detail=detail if kind == EVENT else {}, origin=_str_or_none(obj.get("origin")))

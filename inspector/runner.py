@@ -6,6 +6,7 @@ import errno
 import os
 import secrets
 import signal
+import socket
 import sys
 import threading
 import webbrowser
@@ -35,19 +36,36 @@ class StartError(Exception):
     """The inspector cannot start: one line for the user, exit code 2."""
 
 
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket, bound by us: werkzeug prints its own lines on a busy port, we want one."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def bind(app, host: str, port: int | None) -> BaseWSGIServer:
     """Bind the page's listener: the first free port from 6280 up, an explicit one, or any (0)."""
     candidates = range(DEFAULT_PORT, DEFAULT_PORT + PORT_SEARCH) if port is None else [port]
     for candidate in candidates:
         try:
-            return make_server(host, candidate, app, threaded=True, request_handler=QuietHandler)
+            sock = _listen(host, candidate)
         except OSError as exc:
-            if exc.errno != errno.EADDRINUSE and not isinstance(exc, SystemExit):
+            if exc.errno != errno.EADDRINUSE:
                 raise StartError(f"cannot listen on {host}:{candidate}: {exc.strerror or exc}") from None
-        except SystemExit:  # werkzeug exits on a busy port in some versions
-            pass
-        if port is not None:
-            raise StartError(f"port {port} in use")
+            if port is not None:
+                raise StartError(f"port {port} in use") from None
+            continue
+        try:
+            return make_server(host, sock.getsockname()[1], app, threaded=True, request_handler=QuietHandler,
+                               fd=sock.fileno())
+        finally:
+            sock.close()  # werkzeug keeps its own duplicate of the descriptor
     raise StartError(f"no free port from {DEFAULT_PORT} to {DEFAULT_PORT + PORT_SEARCH - 1}")
 
 

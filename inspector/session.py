@@ -141,7 +141,8 @@ class Session:
                 return
             self.server = ServerState(state="starting", starts=self.server.starts + 1)
             process = StdioProcess(self.command, cwd=self.cwd, env=self.env, on_stdout=self._on_stdout,
-                                   on_stderr=self._on_stderr, on_exit=lambda info: self._on_exit(process, info))
+                                   on_stderr=self._on_stderr, on_exit=lambda info: self._on_exit(process, info),
+                                   on_spawn=lambda pid: self._event("spawn", {"pid": pid}))
             try:
                 pid = process.start()
             except SpawnError as exc:
@@ -152,7 +153,6 @@ class Session:
             self._process = process
             self.server.pid = pid
             self.server.state = "initializing"
-            self._event("spawn", {"pid": pid})
         self.store.signal("server")
         threading.Thread(target=self._handshake, args=(process,), name="handshake", daemon=True).start()
 

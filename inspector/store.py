@@ -238,12 +238,20 @@ class Store:
 
     def _search(self, text: str, candidates: Iterable[Row]) -> set[int]:
         """Seqs whose recorded line contains text (case-insensitive): a scan of the file, not of the page."""
-        needle = text.lower().encode("utf-8")
+        needle = text.casefold()
+        ascii_needle = needle.encode("utf-8") if needle.isascii() else None
         wanted = {row.offset: row.seq for row in candidates}
         hits: set[int] = set()
         for offset, line in self.writer.read_all_lines():
             seq = wanted.get(offset)
-            if seq is not None and needle in line.lower():
+            if seq is None:
+                continue
+            # bytes.lower() folds ASCII only: "É" in a line would never match "é" (nor "É": the needle is folded)
+            if ascii_needle is not None and line.isascii():
+                found = ascii_needle in line.lower()
+            else:
+                found = needle in line.decode("utf-8", "replace").casefold()
+            if found:
                 hits.add(seq)
         return hits
 

@@ -75,6 +75,8 @@ def register(app: Flask) -> None:
 
     @app.get("/tools/<path:name>")
     def tool_detail(name: str):
+        if name.endswith("/call"):
+            abort(405)  # the action is POST only; without this the GET would look up a tool named "x/call"
         session = services()["session"]
         tool = session.tool(name)
         if tool is None:

@@ -163,6 +163,7 @@ def test_tool_call_from_the_page_returns_a_pending_row_then_the_result(inspector
     inspector = inspector_factory(fixture_command("raw_server"))
     wait_handshake(inspector)
     ws = inspector.ws()
+    ws.recv()  # the initial sync: from here on, the call's completion is pushed
     body = call_tool(inspector, "add", '{"a": 2, "b": 3}')
     call_id = re.search(r'id="call-(\d+)"', body).group(1)
     deadline = time.monotonic() + 10

@@ -86,10 +86,11 @@ class StdioProcess:
 
     def __init__(self, command: list[str], *, cwd: str | None, env: dict[str, str],
                  on_stdout: Callable[[bytes], None], on_stderr: Callable[[str], None],
-                 on_exit: Callable[[ExitInfo], None]) -> None:
+                 on_exit: Callable[[ExitInfo], None], on_spawn: Callable[[int], None] | None = None) -> None:
         self.command = command
         self._cwd, self._env = cwd, env
         self._on_stdout, self._on_stderr, self._on_exit = on_stdout, on_stderr, on_exit
+        self._on_spawn = on_spawn
         self._proc: subprocess.Popen | None = None
         self._lifeline: subprocess.Popen | None = None
         self._write_lock = threading.Lock()
@@ -114,6 +115,8 @@ class StdioProcess:
         except OSError as exc:
             raise SpawnError(f"cannot start {self.command[0]}: {exc.strerror or exc}") from None
         self._start_lifeline()
+        if self._on_spawn:
+            self._on_spawn(self._proc.pid)  # before the readers start: the spawn precedes anything the server says
         for target, stream, name in ((self._read_stdout, self._proc.stdout, "stdout"),
                                      (self._read_stderr, self._proc.stderr, "stderr")):
             thread = threading.Thread(target=target, args=(stream,), name=f"server-{name}-{self._proc.pid}",

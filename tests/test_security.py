@@ -1,0 +1,619 @@
+"""security.md rows 1-6, 10 and 28 against a real mcp-inspect process on a real loopback port."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import websocket
+
+from conftest import ROOT, Inspector, read_records, start_inspector, wait_for
+
+WS_KEY = "dGhlIHNhbXBsZSBub25jZQ=="
+
+
+def running(inspector: Inspector) -> bool:
+    status, _, body = inspector.request("GET", "/")
+    return status == 200 and b"server state-running" in body
+
+
+@pytest.fixture(scope="module")
+def insp(tmp_path_factory):
+    """One inspector with the demo server for the whole module (nothing here may change its state)."""
+    inspector = start_inspector(tmp_path_factory.mktemp("security"), [], "--demo")
+    try:
+        wait_for(lambda: running(inspector), message="the demo server running")
+        yield inspector
+    finally:
+        inspector.stop()
+
+
+@pytest.fixture(scope="module")
+def other_port():
+    """A port on 127.0.0.1 that is not the inspector's."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def ws_connect(inspector: Inspector, **options):
+    return websocket.create_connection(f"ws://127.0.0.1:{inspector.port}/ws", timeout=10,
+                                       **{"cookie": inspector.cookie, **options})
+
+
+def ws_refused(inspector: Inspector, **options) -> websocket.WebSocketBadStatusException:
+    with pytest.raises(websocket.WebSocketBadStatusException) as info:
+        ws_connect(inspector, **options).close()
+    return info.value
+
+
+def raw_http(port: int, data: bytes) -> tuple[int, bytes]:
+    """Send bytes as they are; return the status and the whole response."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(data)
+        chunks = []
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    response = b"".join(chunks)
+    match = re.match(rb"HTTP/1\.[01] (\d{3})", response)
+    assert match, response[:200]
+    return int(match.group(1)), response
+
+
+def upgrade_headers() -> dict:
+    return {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Key": WS_KEY,
+            "Sec-WebSocket-Version": "13"}
+
+
+def state_events(inspector: Inspector) -> list[str]:
+    return [r["event"] for r in read_records(inspector.record) if r.get("kind") == "event"]
+
+
+def tool_calls(inspector: Inspector) -> list[dict]:
+    return [r for r in read_records(inspector.record)
+            if r.get("kind") == "message" and isinstance(r.get("msg"), dict) and r["msg"].get("method") == "tools/call"]
+
+
+# ----------------------------------------------------------------------------------- row 1: websocket Origin
+
+@pytest.mark.parametrize("origin", [
+    "http://evil.example", "null", "http://127.0.0.1:{other}", "http://localhost.evil.example:{port}",
+    "https://127.0.0.1:{port}", "http://127.0.0.1", "http://127.0.0.1:{port}/", "http://[::1]:{port}",
+    "http://0.0.0.0:{port}", "http://2130706433:{port}", "http://127.1:{port}", "http://localhost:{port}",
+    "http://127.0.0.1:{port}.evil.example", "file://", "",
+])
+def test_ws_bad_origin_is_refused_before_upgrade(insp, other_port, origin):
+    error = ws_refused(insp, origin=origin.format(port=insp.port, other=other_port))
+    assert error.status_code == 403
+
+
+def test_ws_without_origin_is_refused(insp):
+    assert ws_refused(insp, suppress_origin=True).status_code == 403
+
+
+@pytest.mark.parametrize("site", ["cross-site", "same-site", "none"])
+def test_ws_from_another_site_is_refused(insp, site):
+    error = ws_refused(insp, origin=insp.origin, header=[f"Sec-Fetch-Site: {site}"])
+    assert error.status_code == 403
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_ws_good_origin_connects(insp, host):
+    hostport = f"{host}:{insp.port}"
+    ws = ws_connect(insp, host=hostport, origin=f"http://{hostport}",
+                    header=["Sec-Fetch-Site: same-origin"] if host == "localhost" else [])
+    try:
+        first = ws.recv()
+        assert 'hx-target="#timeline-rows"' in first  # the sync frame: newest rows replace the timeline
+    finally:
+        ws.close()
+
+
+def test_refused_websockets_spawned_nothing(insp):
+    assert state_events(insp).count("spawn") == 1
+
+
+# ----------------------------------------------------------------------------------- row 2: DNS rebinding
+
+BAD_HOSTS = ["evil.example:{port}", "0.0.0.0:{port}", "localhost.evil.example:{port}", "127.0.0.1.nip.io:{port}",
+             "127.0.0.1:{other}", "127.0.0.1", "localhost", "[::1]:{port}", "127.1:{port}", "2130706433:{port}",
+             "127.0.0.1:{port}.evil.example", "evil.example"]
+HOST_PATHS = ["/", "/?token={token}", "/static/app.js", "/static/vendor/htmx-4.0.1.min.js", "/ws",
+              "/timeline/rows", "/records/1", "/records/1.json", "/tools/word_count", "/nonexistent"]
+
+
+@pytest.mark.parametrize("path", HOST_PATHS)
+@pytest.mark.parametrize("host", BAD_HOSTS)
+def test_rebound_host_gets_400_and_no_token(insp, other_port, host, path):
+    host = host.format(port=insp.port, other=other_port)
+    headers = {"Host": host, "Origin": f"http://{host}"}
+    if path == "/ws":
+        headers.update(upgrade_headers())
+    status, response_headers, body = insp.request("GET", path.format(token=insp.token), headers=headers)
+    assert status == 400
+    assert insp.token.encode() not in body
+    assert "set-cookie" not in response_headers
+
+
+def test_rebound_host_on_a_post_is_400_and_does_nothing(insp):
+    status, _, _ = insp.post("/server/stop", headers={"Host": f"evil.example:{insp.port}"})
+    assert status == 400
+    assert "stop" not in state_events(insp)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}"])
+def test_own_hosts_are_served(insp, host):
+    status, _, body = insp.request("GET", "/", headers={"Host": host.format(port=insp.port)})
+    assert status == 200 and b"timeline" in body
+
+
+# ----------------------------------------------------------------------------------- row 3: token
+
+def token_variants(insp: Inspector, other_port: int) -> dict[str, str]:
+    """Cookie header values that must all be refused."""
+    name, token = f"mcp_inspect_{insp.port}", insp.token
+    return {
+        "none": "",
+        "empty": f"{name}=",
+        "truncated": f"{name}={token[:-1]}",
+        "half": f"{name}={token[:21]}",
+        "extended": f"{name}={token}A",
+        "wrong-case": f"{name}={token.swapcase()}",
+        "other-instance": f"{name}={secrets.token_urlsafe(32)}",
+        "other-port-cookie": f"mcp_inspect_{other_port}={token}",
+        "unprefixed-cookie": f"mcp_inspect={token}",
+        "non-ascii": f"{name}={token[:-1]}é",
+        "quoted": f'{name}="{token}"x',
+    }
+
+
+VARIANTS = ["none", "empty", "truncated", "half", "extended", "wrong-case", "other-instance", "other-port-cookie",
+            "unprefixed-cookie", "non-ascii", "quoted"]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_wrong_token_gets_401_everywhere(insp, other_port, variant):
+    cookie = token_variants(insp, other_port)[variant]
+    headers = {"Cookie": cookie} if cookie else {}
+    for method, path, extra in [("GET", "/", {}), ("GET", "/timeline/rows", {}), ("GET", "/records/1", {}),
+                                ("GET", "/static/app.js", {}), ("GET", "/ws", upgrade_headers()),
+                                ("POST", "/server/stop", {"HX-Request": "true"})]:
+        status, response_headers, body = insp.request(
+            method, path, auth=False, headers={**headers, "Origin": insp.origin, **extra},
+            body=b"" if method == "POST" else None)
+        assert status == 401, (method, path, status)
+        assert insp.token.encode() not in body
+        assert "set-cookie" not in response_headers
+    error = ws_refused(insp, origin=insp.origin, cookie=cookie or None)
+    assert error.status_code == 401
+    assert insp.token.encode() not in (error.resp_body or b"")
+    assert "stop" not in state_events(insp)
+
+
+@pytest.mark.parametrize("variant", ["", "x", "truncated", "extended", "wrong-case", "other"])
+def test_wrong_token_in_the_url_gets_401_and_no_cookie(insp, variant):
+    token = {"": "", "x": "x", "truncated": insp.token[:-1], "extended": insp.token + "0",
+             "wrong-case": insp.token.swapcase(), "other": secrets.token_urlsafe(32)}[variant]
+    status, headers, body = insp.request("GET", f"/?token={token}", auth=False)
+    assert status == 401
+    assert "set-cookie" not in headers and insp.token.encode() not in body
+
+
+def test_token_in_the_query_of_other_routes_does_not_authenticate(insp):
+    for path in ("/timeline/rows", "/records/1", "/static/app.js"):
+        status, _, _ = insp.request("GET", f"{path}?token={insp.token}", auth=False)
+        assert status == 401, path
+
+
+def test_token_never_in_stderr_or_recording(insp):
+    insp.request("GET", f"/?token={insp.token}", auth=False)
+    insp.request("GET", "/nonexistent")
+    assert insp.token not in insp.stderr_text()
+    assert insp.token not in insp.record.read_text(encoding="utf-8")
+
+
+# ----------------------------------------------------------------------------------- row 4: CSRF
+
+POST_ENDPOINTS = ["/server/stop", "/server/start", "/tools/word_count/call"]
+
+
+@pytest.mark.parametrize("path", POST_ENDPOINTS)
+def test_get_on_post_endpoints_does_nothing(insp, path):
+    status, _, body = insp.request("GET", path, headers={"HX-Request": "true"})
+    assert status == 405
+    assert b"Traceback" not in body
+    assert "stop" not in state_events(insp) and tool_calls(insp) == []
+    assert running(insp)
+
+
+FORM = "application/x-www-form-urlencoded"
+CSRF_CASES = [
+    # (name, headers, body, auth, expected status)
+    ("form-without-htmx", {"Content-Type": FORM}, "arguments=%7B%7D", True, 403),
+    ("no-body-no-htmx", {}, None, True, 403),
+    ("multipart-without-htmx", {"Content-Type": "multipart/form-data; boundary=x"}, "--x--\r\n", True, 403),
+    ("htmx-header-not-true", {"HX-Request": "1", "Content-Type": FORM}, "", True, 403),
+    ("text-plain", {"HX-Request": "true", "Content-Type": "text/plain"}, '{"arguments":{}}', True, 415),
+    ("text-plain-charset", {"Content-Type": "text/plain; charset=utf-8"}, '{"arguments":{}}', True, 415),
+    ("cross-site", {"HX-Request": "true", "Sec-Fetch-Site": "cross-site", "Content-Type": FORM}, "", True, 403),
+    ("same-site", {"HX-Request": "true", "Sec-Fetch-Site": "same-site", "Content-Type": FORM}, "", True, 403),
+    ("fetch-site-none", {"HX-Request": "true", "Sec-Fetch-Site": "none", "Content-Type": FORM}, "", True, 403),
+    ("json-cross-site", {"Sec-Fetch-Site": "cross-site", "Content-Type": "application/json"}, "{}", True, 403),
+    ("other-origin", {"HX-Request": "true", "Origin": "http://evil.example", "Content-Type": FORM}, "", True, 403),
+    ("null-origin", {"HX-Request": "true", "Origin": "null", "Content-Type": FORM}, "", True, 403),
+    ("other-port-origin", {"HX-Request": "true", "Origin": "http://127.0.0.1:1", "Content-Type": FORM}, "", True,
+     403),
+    ("missing-token", {"HX-Request": "true", "Content-Type": FORM}, "", False, 401),
+]
+
+
+@pytest.mark.parametrize("path", POST_ENDPOINTS)
+@pytest.mark.parametrize("name, headers, body, auth, expected", CSRF_CASES, ids=[c[0] for c in CSRF_CASES])
+def test_csrf_variants_are_refused_and_change_nothing(insp, path, name, headers, body, auth, expected):
+    calls_before = len(tool_calls(insp))
+    status, _, response = insp.request("POST", path, headers={"Origin": insp.origin, **headers}, body=body, auth=auth)
+    assert status == expected, response
+    assert "stop" not in state_events(insp)
+    assert state_events(insp).count("spawn") == 1
+    assert len(tool_calls(insp)) == calls_before == 0
+    assert running(insp)
+
+
+def test_proper_actions_do_work(inspector_factory, tmp_path):
+    """The positive control for row 4: the same endpoints do act when asked properly."""
+    inspector = inspector_factory([], "--demo")
+    wait_for(lambda: running(inspector), message="the demo server running")
+    status, _, body = inspector.request("POST", "/tools/word_count/call",
+                                        headers={"Content-Type": "application/json", "Origin": inspector.origin,
+                                                 "Sec-Fetch-Site": "same-origin"},
+                                        body=json.dumps({"arguments": {"text": "a b c"}}))
+    assert status == 200, body
+    wait_for(lambda: tool_calls(inspector), message="the tools/call request recorded")
+    status, _, body = inspector.post("/server/stop", headers={"Sec-Fetch-Site": "same-origin"})
+    assert status == 200 and re.search(rb"server state-(stopping|stopped)", body)
+    assert "stop" in state_events(inspector)
+    wait_for(lambda: b"server state-stopped" in inspector.request("GET", "/")[2], message="the server stopped")
+    # No endpoint runs a command the browser supplies: start runs the command line's server, nothing else.
+    sentinel = tmp_path / "SENTINEL"
+    status, _, _ = inspector.request("POST", "/server/start", headers={"Content-Type": "application/json",
+                                                                      "Origin": inspector.origin},
+                                     body=json.dumps({"command": ["touch", str(sentinel)]}))
+    assert status == 200
+    wait_for(lambda: running(inspector), message="the demo server running again")
+    assert state_events(inspector).count("spawn") == 2
+    assert not sentinel.exists()
+
+
+# ----------------------------------------------------------------------------------- row 5: bind and switches
+
+def _listeners(port: int) -> list[str]:
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            address, hex_port = fields[1].rsplit(":", 1)
+            if int(hex_port, 16) == port and fields[3] == "0A":  # 0A = LISTEN
+                found.append(address)
+    return found
+
+
+def _non_loopback_address() -> str | None:
+    for target in ("192.0.2.1", "10.255.255.255", "8.8.8.8"):
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+                probe.connect((target, 9))
+                address = probe.getsockname()[0]
+        except OSError:
+            continue
+        if not address.startswith("127.") and address != "0.0.0.0":
+            return address
+    return None
+
+
+@pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="needs Linux /proc/net/tcp")
+def test_listener_is_bound_to_127_0_0_1_only(insp):
+    assert _listeners(insp.port) == ["0100007F"]  # 127.0.0.1, little-endian hex; nothing on 0.0.0.0 or ::
+
+
+def test_listener_is_not_reachable_on_another_address(insp):
+    address = _non_loopback_address()
+    if address is None:
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    with pytest.raises(OSError):
+        socket.create_connection((address, insp.port), timeout=2).close()
+
+
+def test_connect_to_0_0_0_0_still_meets_the_host_check(insp):
+    # On Linux a connect to 0.0.0.0 reaches a socket bound to 127.0.0.1: the Host check must still refuse it.
+    try:
+        sock = socket.create_connection(("0.0.0.0", insp.port), timeout=5)
+    except OSError:
+        pytest.skip("this system does not route 0.0.0.0 to loopback")
+    with sock:
+        sock.sendall(f"GET / HTTP/1.1\r\nHost: 0.0.0.0:{insp.port}\r\nCookie: {insp.cookie}\r\n"
+                     f"Connection: close\r\n\r\n".encode())
+        assert sock.recv(100).startswith(b"HTTP/1.1 400")
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])
+def test_cli_refuses_to_listen_on_all_interfaces(tmp_path, host):
+    result = subprocess.run([sys.executable, "-m", "inspector.cli", "--no-open", "--port", "0", "--host", host,
+                             "--demo"], cwd=tmp_path, capture_output=True, text=True, timeout=20,
+                            env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 2 and result.stdout == ""
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("value", ["false", "0", "", "true", "1"])
+def test_no_environment_switch_turns_auth_off(tmp_path, value):
+    names = ["MCP_INSPECT_NO_AUTH", "MCP_INSPECT_DISABLE_AUTH", "MCP_INSPECT_AUTH", "DANGEROUSLY_OMIT_AUTH",
+             "NO_AUTH", "MCP_INSPECT_DEBUG", "FLASK_DEBUG"]
+    inspector = start_inspector(tmp_path, [], "--demo", record=False, env={name: value for name in names})
+    try:
+        for path in ("/", "/timeline/rows", "/static/app.js"):
+            assert inspector.request("GET", path, auth=False)[0] == 401, path
+        assert ws_refused(inspector, origin=inspector.origin, cookie=None).status_code == 401
+        status, _, body = inspector.request("GET", "/records/999999999")
+        assert status == 404 and b"Traceback" not in body and b"Werkzeug Debugger" not in body
+    finally:
+        inspector.stop()
+
+
+# ----------------------------------------------------------------------------------- row 6: malformed headers
+
+def _malformed_cases(port: int) -> list[tuple[str, bytes, int]]:
+    good = f"127.0.0.1:{port}".encode()
+    origin = b"http://" + good
+    return [
+        ("host-bracket", b"Host: [\r\n", 400),
+        ("host-10k", b"Host: " + b"a" * 10_000 + b"\r\n", 400),
+        ("host-10k-good-prefix", b"Host: " + good + b"a" * 10_000 + b"\r\n", 400),
+        ("host-xff", b"Host: \xff\xfe:" + str(port).encode() + b"\r\n", 400),
+        ("host-empty", b"Host: \r\n", 400),
+        ("host-missing", b"", 400),
+        ("host-duplicate-same", b"Host: " + good + b"\r\nHost: " + good + b"\r\n", 400),
+        ("host-duplicate-evil", b"Host: " + good + b"\r\nHost: evil.example\r\n", 400),
+        ("host-duplicate-evil-first", b"Host: evil.example\r\nHost: " + good + b"\r\n", 400),
+        ("host-nul", b"Host: " + good + b"\x00evil\r\n", 400),
+        ("host-100k", b"Host: " + b"b" * 100_000 + b"\r\n", None),
+        ("origin-bracket", b"Host: " + good + b"\r\nOrigin: [\r\n", 403),
+        ("origin-10k", b"Host: " + good + b"\r\nOrigin: " + origin + b"x" * 10_000 + b"\r\n", 403),
+        ("origin-xff", b"Host: " + good + b"\r\nOrigin: http://\xff\xfe\r\n", 403),
+        ("origin-empty", b"Host: " + good + b"\r\nOrigin: \r\n", 403),
+        ("origin-duplicate-same", b"Host: " + good + b"\r\nOrigin: " + origin + b"\r\nOrigin: " + origin + b"\r\n",
+         403),
+        ("origin-duplicate-evil", b"Host: " + good + b"\r\nOrigin: " + origin + b"\r\nOrigin: http://evil.example\r\n",
+         403),
+    ]
+
+
+MALFORMED_NAMES = [case[0] for case in _malformed_cases(1)]
+
+
+@pytest.mark.parametrize("path", ["/", "/ws"])
+@pytest.mark.parametrize("name", MALFORMED_NAMES)
+def test_malformed_headers_get_4xx_and_the_process_stays_up(insp, name, path):
+    case = {c[0]: c for c in _malformed_cases(insp.port)}[name]
+    extra = b"".join(f"{k}: {v}\r\n".encode() for k, v in upgrade_headers().items()) if path == "/ws" else b""
+    request = (f"GET {path} HTTP/1.1\r\n".encode() + case[1] + f"Cookie: {insp.cookie}\r\n".encode() + extra
+               + b"Connection: close\r\n\r\n")
+    status, response = raw_http(insp.port, request)
+    if case[2] is None:
+        assert 400 <= status < 500, response[:200]
+    else:
+        assert status == case[2], response[:300]
+    assert insp.token.encode() not in response
+    assert insp.proc.poll() is None
+    assert insp.request("GET", "/")[0] == 200
+
+
+def test_garbage_request_lines_leave_the_process_up(insp):
+    for garbage in (b"\xff\xfe\xfd\r\n\r\n", b"GET\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n", b"\r\n\r\n",
+                    b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n"):
+        with socket.create_connection(("127.0.0.1", insp.port), timeout=10) as sock:
+            sock.sendall(garbage)
+            try:
+                reply = sock.recv(100)
+            except ConnectionResetError:
+                reply = b""
+        # http.server answers a one-word request line HTTP/0.9 style (a bare error page, no status line).
+        assert (reply == b"" or re.match(rb"HTTP/1\.[01] (4\d\d|505)", reply)
+                or reply.startswith(b"<!DOCTYPE HTML>")), reply
+    assert insp.proc.poll() is None
+    assert insp.request("GET", "/")[0] == 200
+
+
+# ----------------------------------------------------------------------------------- row 10: headers and scan
+
+REQUIRED_CSP = {"default-src": ["'self'"], "script-src": ["'self'"], "style-src": ["'self'"],
+                "object-src": ["'none'"], "base-uri": ["'none'"], "frame-ancestors": ["'none'"],
+                "connect-src": ["'self'"]}
+
+
+def assert_security_headers(headers: dict) -> None:
+    policy = headers.get("content-security-policy", "")
+    directives = {}
+    for part in policy.split(";"):
+        words = part.split()
+        if words:
+            directives[words[0]] = words[1:]
+    for name, values in REQUIRED_CSP.items():
+        assert directives.get(name) == values, (name, policy)
+    assert "unsafe-inline" not in policy and "unsafe-eval" not in policy and "*" not in policy
+    assert headers.get("x-frame-options") == "DENY"
+    assert headers.get("x-content-type-options") == "nosniff"
+    assert headers.get("referrer-policy") == "no-referrer"
+    assert "no-store" in headers.get("cache-control", "")
+    assert not any(name.startswith("access-control-") for name in headers)
+
+
+@pytest.mark.parametrize("method, path, kwargs, expected", [
+    ("GET", "/", {}, 200),
+    ("GET", "/timeline/rows", {}, 200),
+    ("GET", "/timeline/rows?kind=request&q=init", {}, 200),
+    ("GET", "/records/1", {}, 200),
+    ("GET", "/tools/word_count", {}, 200),
+    ("GET", "/records/999999", {}, 404),
+    ("GET", "/tools/no-such-tool", {}, 404),
+    ("GET", "/calls/999", {}, 404),
+    ("GET", "/nonexistent", {}, 404),
+    ("GET", "/server/stop", {}, 405),
+    ("GET", "/", {"headers": {"Host": "evil.example"}}, 400),
+    ("GET", "/", {"auth": False}, 401),
+    ("GET", "/", {"headers": {"Origin": "http://evil.example"}}, 403),
+    ("POST", "/tools/word_count/call", {"headers": {"Content-Type": "text/plain"}, "body": "x"}, 415),
+    ("POST", "/tools/word_count/call", {"headers": {"HX-Request": "true", "Content-Type": FORM},
+                                        "body": "arguments=not-json"}, 422),
+    ("GET", "/static/app.js", {}, 200),
+])
+def test_security_headers_on_every_response(insp, method, path, kwargs, expected):
+    status, headers, body = insp.request(method, path, **kwargs)
+    assert status == expected, body[:300]
+    assert_security_headers(headers)
+    if status >= 400:
+        assert len(body) < 2000 and b"Traceback" not in body and b"<script" not in body.lower()
+        assert not body.lstrip().lower().startswith((b"<!doctype", b"<html"))  # a partial, not a whole page
+
+
+def test_security_headers_on_a_refused_websocket(insp):
+    error = ws_refused(insp, origin="http://evil.example")
+    assert_security_headers({k.lower(): v for k, v in (error.resp_headers or {}).items()})
+
+
+WEB = ROOT
+TEMPLATE_FILES = sorted((WEB / "templates").rglob("*.html"))
+OUR_JS = WEB / "static" / "app.js"
+
+FORBIDDEN_IN_TEMPLATES = {
+    "|safe": r"\|\s*safe\b",
+    "Markup(": r"Markup\s*\(",
+    "autoescape off": r"autoescape\s+false",
+    "style attribute": r"\sstyle\s*=",
+    "hx-on": r"hx-on",
+    "js: value": r"[\"'\s]js:",
+    "javascript: URL": r"javascript:",
+    "inline script body": r"<script\b[^>]*>\s*[^<\s]",
+    "script without src": r"<script(?![^>]*\bsrc=)[^>]*>",
+    "on* handler attribute": r"\son[a-z]+\s*=",
+    "DOM HTML sinks": r"\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write",
+    "trigger filter (needs eval)": r"hx-trigger\s*=\s*\"[^\"]*\[",
+    "hx-vals without tojson": r"hx-vals\s*=\s*'(?![^']*\|\s*tojson)[^']*\{\{",
+    "inline style element": r"<style\b",
+}
+FORBIDDEN_IN_JS = {
+    "innerHTML": r"\binnerHTML\b",
+    "outerHTML": r"\bouterHTML\b",
+    "insertAdjacentHTML": r"insertAdjacentHTML",
+    "document.write": r"document\.write",
+    "eval": r"\beval\s*\(|new\s+Function\s*\(",
+    "string timer": r"set(Timeout|Interval)\s*\(\s*['\"]",
+    "style attribute": r"setAttribute\(\s*['\"]style['\"]|\.style\.cssText",
+    "hx-on": r"hx-on",
+    "on* attribute": r"setAttribute\(\s*['\"]on",
+    "createContextualFragment / DOMParser": r"createContextualFragment|DOMParser",
+}
+
+
+def _strip_js_comments(source: str) -> str:
+    source = re.sub(r"/\*.*?\*/", "", source, flags=re.S)
+    return "\n".join(re.sub(r"(^|\s)//.*$", "", line) for line in source.splitlines())
+
+
+def test_templates_exist_for_the_scan():
+    assert len(TEMPLATE_FILES) >= 5 and OUR_JS.is_file()
+
+
+@pytest.mark.parametrize("path", TEMPLATE_FILES, ids=lambda p: p.name)
+def test_templates_have_no_unsafe_constructs(path):
+    text = path.read_text(encoding="utf-8")
+    found = {name: re.findall(pattern, text, flags=re.I) for name, pattern in FORBIDDEN_IN_TEMPLATES.items()}
+    assert {name: hits for name, hits in found.items() if hits} == {}
+
+
+def test_our_javascript_has_no_html_sinks():
+    code = _strip_js_comments(OUR_JS.read_text(encoding="utf-8"))
+    found = {name: re.findall(pattern, code) for name, pattern in FORBIDDEN_IN_JS.items()}
+    assert {name: hits for name, hits in found.items() if hits} == {}
+
+
+def test_python_never_marks_text_safe():
+    for path in sorted((ROOT / "inspector").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\bMarkup\s*\(|autoescape\s*=\s*False|debug\s*=\s*True", text), path
+
+
+def test_vendor_files_match_their_checksums():
+    vendor = WEB / "static" / "vendor"
+    sums = {}
+    for line in (vendor / "SHA256SUMS").read_text().splitlines():
+        if line.strip():
+            digest, name = line.split(maxsplit=1)
+            sums[name.lstrip("*")] = digest
+    assert sums, "SHA256SUMS lists nothing"
+    for name, digest in sums.items():
+        assert hashlib.sha256((vendor / name).read_bytes()).hexdigest() == digest, name
+    scripts = {p.name for p in vendor.iterdir() if p.suffix in (".js", ".mjs", ".css")}
+    assert scripts <= set(sums), f"vendored files without a checksum: {scripts - set(sums)}"
+
+
+def test_page_loads_only_our_own_scripts(insp):
+    _, _, body = insp.request("GET", "/")
+    page = body.decode()
+    scripts = re.findall(r"<script\b([^>]*)>(.*?)</script>", page, flags=re.S | re.I)
+    assert scripts
+    for attributes, content in scripts:
+        assert content.strip() == ""
+        src = re.search(r'src="([^"]+)"', attributes).group(1)
+        assert src.startswith("/static/")
+    assert not re.search(r"\son[a-z]+\s*=|\sstyle\s*=|hx-on|javascript:", page, flags=re.I)
+
+
+# ----------------------------------------------------------------------------------- row 28: the token URL
+
+def test_token_url_sets_cookie_and_redirects_to_a_clean_url(insp):
+    status, headers, body = insp.request("GET", f"/?token={insp.token}", auth=False)
+    assert status == 302
+    assert headers["location"] == "/"
+    assert insp.token.encode() not in body
+    cookie = headers["set-cookie"]
+    name, _, rest = cookie.partition("=")
+    assert name == f"mcp_inspect_{insp.port}" and str(insp.port) in name
+    value, _, attributes = rest.partition(";")
+    assert value == insp.token
+    flags = {a.strip().split("=")[0].lower(): a.strip().partition("=")[2] for a in attributes.split(";") if a.strip()}
+    assert "httponly" in flags
+    assert flags.get("samesite", "").lower() == "strict"
+    assert flags.get("path", "/") == "/"
+    assert "domain" not in flags
+    assert headers["referrer-policy"] == "no-referrer"
+    assert "no-store" in headers["cache-control"]
+    assert headers["x-frame-options"] == "DENY"
+    # The cookie it set is what the rest of the app accepts.
+    status, _, _ = insp.request("GET", "/", auth=False, headers={"Cookie": f"{name}={value}"})
+    assert status == 200
+
+
+def test_token_url_on_another_path_is_not_traded(insp):
+    status, headers, _ = insp.request("GET", f"/index.html?token={insp.token}", auth=False)
+    assert status == 401 and "set-cookie" not in headers
+
+
+def test_page_itself_does_not_carry_the_token(insp):
+    status, headers, body = insp.request("GET", "/")
+    assert status == 200
+    assert insp.token.encode() not in body
+    assert "no-store" in headers["cache-control"] and headers["referrer-policy"] == "no-referrer"
