@@ -8,7 +8,6 @@ their own id space and are answered here.
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import threading
 import time
@@ -410,7 +409,3 @@ class Session:
     def _event(self, name: str, detail: dict) -> Record:
         return self.store.add(Record(EVENT, event=name, detail=detail))
 
-
-def describe_json(value: Any) -> str:
-    """Pretty JSON for people."""
-    return json.dumps(value, ensure_ascii=False, indent=2)

@@ -11,7 +11,12 @@ from flask import Flask, Response, abort, current_app, render_template, request
 from .present import pretty
 from .store import Filters
 
-PAGE_ROWS = 1000
+ERROR_MESSAGES = {
+    404: "not found",
+    405: "method not allowed",
+    413: "request too large",
+    500: "internal error in mcp-inspect (see its terminal)",
+}
 OLDER_ROWS = 500
 
 
@@ -124,18 +129,6 @@ def register(app: Flask) -> None:
         session.start()
         return render_template("partials/_server.html", server=session.server, command=session.command)
 
-    @app.errorhandler(404)
-    def not_found(_):
-        return error_partial("not found", 404)
-
-    @app.errorhandler(405)
-    def not_allowed(_):
-        return error_partial("method not allowed", 405)
-
-    @app.errorhandler(413)
-    def too_large(_):
-        return error_partial("request too large", 413)
-
-    @app.errorhandler(500)
-    def internal(_):
-        return error_partial("internal error in mcp-inspect (see its terminal)", 500)
+    # Error bodies are small text partials: htmx 4 swaps them into the page, and no traceback may reach it.
+    for code, message in ERROR_MESSAGES.items():
+        app.register_error_handler(code, lambda _exc, code=code, message=message: error_partial(message, code))
