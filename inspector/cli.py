@@ -139,20 +139,38 @@ def _check_host(host: str) -> str:
     return str(address)
 
 
+def parse_view(argv: list[str]) -> Config:
+    """`mcp-inspect view [--port N] [--host H] [--no-open] FILE`."""
+    parser = argparse.ArgumentParser(prog="mcp-inspect view", description="Open a recording in the browser, "
+                                     "read-only: the same timeline, filters and search; nothing is run or sent.")
+    parser.add_argument("file", help="a recording (.jsonl)")
+    parser.add_argument("--port", type=_port, default=None, help="port for the page (default: first free from 6280)")
+    parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on")
+    parser.add_argument("--no-open", action="store_true", help="do not open a browser")
+    args = _parse_strictly(parser, argv)
+    if not Path(args.file).is_file():
+        raise UsageError(f"view: no such file: {args.file}")
+    return Config(command=(), host=_check_host(args.host), port=args.port, open_browser=not args.no_open,
+                  no_record=True, view=args.file, name=Path(args.file).stem)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mcp-inspect` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in SUBCOMMANDS:
-        print(f"mcp-inspect: '{argv[0]}' is not available in this version ({__version__})", file=sys.stderr)
-        return 2
+    subcommand = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     try:
-        config = parse_config(argv)
+        if subcommand == "view":
+            config = parse_view(argv[1:])
+        elif subcommand:
+            raise UsageError(f"'{subcommand}' is not available in this version ({__version__})")
+        else:
+            config = parse_config(argv)
     except UsageError as exc:
         print(f"mcp-inspect: {exc}", file=sys.stderr)
         return 2
-    from .runner import run  # imported late: --help and usage errors stay fast
+    from . import runner  # imported late: --help and usage errors stay fast
 
-    return run(config)
+    return runner.run_view(config) if config.view else runner.run(config)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ class Config:
     demo: bool = False
     name: str = "server"
     """Short name of the server for the recording's file name."""
+    view: str | None = None
+    """A recording to show read-only (`mcp-inspect view FILE`); nothing is started then."""
     recordings_dir: str = field(default_factory=lambda: str(Path.cwd() / "recordings"))
 
     def server_env(self) -> dict[str, str]:

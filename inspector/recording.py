@@ -9,6 +9,7 @@ import datetime as _dt
 import json
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -81,6 +82,7 @@ class RecordingWriter:
         self.offset = 0
         """Bytes written so far: where the next line starts (we are the only writer)."""
         self.closed = False
+        self.readonly = False
 
     @classmethod
     def create(cls, path: Path, *, unique: bool = True) -> "RecordingWriter":
@@ -105,8 +107,26 @@ class RecordingWriter:
         os.unlink(name)
         return cls(fd, None)
 
+    @classmethod
+    def open_existing(cls, path: Path | str) -> "RecordingWriter":
+        """An existing recording, read-only (for `view`): nothing is ever written to it."""
+        path = Path(path)
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+        except OSError as exc:
+            raise RecordingError(f"cannot open {path}: {exc.strerror}") from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise RecordingError(f"not a regular file: {path}")
+        recording = cls(fd, path)
+        recording.offset = os.fstat(fd).st_size
+        recording.readonly = True
+        return recording
+
     def write_lines(self, data: bytes) -> int:
         """Write whole lines in one os.write (looping only on a short write); return their start offset."""
+        if self.readonly:
+            raise RecordingError("this recording is open read-only")
         start = self.offset
         view = memoryview(data)
         while view:
@@ -146,10 +166,11 @@ class RecordingWriter:
         """Flush to disk and close."""
         if not self.closed:
             self.closed = True
-            try:
-                os.fsync(self._fd)
-            except OSError:
-                pass
+            if not self.readonly:
+                try:
+                    os.fsync(self._fd)
+                except OSError:
+                    pass
             os.close(self._fd)
 
 
@@ -196,7 +217,7 @@ def _parse(handle) -> Loaded:
         if obj is _SKIP:
             continue
         if number == 1 and isinstance(obj, dict) and obj.get("kind") == "header":
-            _check_header(obj)
+            check_header(obj)
             loaded.header = obj
             continue
         try:
@@ -223,7 +244,8 @@ def _json_line(line: bytes, number: int, problems: list[str]) -> Any:
     return _SKIP
 
 
-def _check_header(head: dict) -> None:
+def check_header(head: dict) -> None:
+    """Refuse files that are not recordings or come from a newer format version."""
     if head.get("format") != FORMAT:
         raise RecordingError(f"not an mcp-inspect recording (format {head.get('format')!r})")
     version = head.get("version")

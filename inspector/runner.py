@@ -117,27 +117,59 @@ def run(config: Config) -> int:
     app.config["INSPECTOR_PORT"] = port
     writer.write_header(header(config.target(), env_keys=[key for key, _ in config.env]))
 
-    stop = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stop.set())
-    serving = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, name="http", daemon=True)
-    serving.start()
-
-    host = f"[{config.host}]" if ":" in config.host else config.host
-    url = f"http://{host}:{port}/?token={token}"
-    print(url, flush=True)
     if writer.path:
         print(f"mcp-inspect: recording to {writer.path}", file=sys.stderr, flush=True)
-    session.start()
-    if config.open_browser and has_display():
-        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-
-    while not stop.wait(0.5):  # a timeout keeps the main thread responsive to signals
-        pass
+    serve_until_stopped(server, config, token, on_ready=session.start)
     print("mcp-inspect: shutting down", file=sys.stderr, flush=True)
     session.close()
     store.add(Record(EVENT, event="session-end", detail={}))
     store.close()
     server.shutdown()
     writer.close()
+    return 0
+
+
+def serve_until_stopped(server: BaseWSGIServer, config: Config, token: str, on_ready=None) -> None:
+    """Serve, print the URL line (the contract: exactly one line on stdout), open a browser, wait for a signal."""
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, name="http", daemon=True).start()
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    url = f"http://{host}:{server.socket.getsockname()[1]}/?token={token}"
+    print(url, flush=True)
+    if on_ready:
+        on_ready()
+    if config.open_browser and has_display():
+        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+    while not stop.wait(0.5):  # a timeout keeps the main thread responsive to signals
+        pass
+
+
+def run_view(config: Config) -> int:
+    """`mcp-inspect view FILE`: the recording's timeline in the page, read-only; nothing is run or sent."""
+    from .app import create_app
+    from .viewer import RecordedSession
+
+    try:
+        recording = RecordingWriter.open_existing(config.view)
+        store = Store(recording)
+        head, problems = store.load_existing()
+    except RecordingError as exc:
+        print(f"mcp-inspect: {exc}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(f"mcp-inspect: {config.view}: {problem}", file=sys.stderr)
+    session = RecordedSession(store, head, problems, Path(config.view).name)
+    token = secrets.token_urlsafe(32)
+    app = create_app(config, store=store, session=session, token=token)
+    try:
+        server = bind(app, config.host, config.port)
+    except StartError as exc:
+        print(f"mcp-inspect: {exc}", file=sys.stderr)
+        return 2
+    app.config["INSPECTOR_PORT"] = server.socket.getsockname()[1]
+    serve_until_stopped(server, config, token)
+    server.shutdown()
+    recording.close()
     return 0

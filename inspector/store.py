@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from . import jsonrpc
-from .recording import RecordingWriter
-from .records import EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, from_dict, message_kind
+from .recording import RecordingWriter, check_header
+from .records import (EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, RecordError, from_dict,
+                      message_kind)
 
 PREVIEW_CHARS = 200
 
@@ -96,7 +97,6 @@ class Store:
         self._lock = threading.Lock()
         self.changed = threading.Condition(self._lock)
         self._rows: list[Row] = []
-        self._offsets: list[int] = []
         self._by_seq: dict[int, int] = {}
         self._pairer = Pairer()
         self._seq = 0
@@ -117,20 +117,57 @@ class Store:
                 record.t = time.time()
             line = record.to_line()
             offset = self.writer.write_lines(line)  # recorded first: nothing is shown that is not on disk
-            pairing = self._pairer.observe(record)
-            row = _summarise(record, offset, len(line) - 1)
-            row.method = pairing.method or row.method
-            row.pair_seq, row.latency_ms = pairing.pair_seq, pairing.latency_ms
-            row.late, row.unmatched = pairing.late, pairing.unmatched
-            if pairing.pair_seq is not None:
-                request_row = self._row(pairing.pair_seq)
-                if request_row is not None:
-                    request_row.pair_seq = record.seq
-            self._by_seq[record.seq] = len(self._rows)
-            self._rows.append(row)
-            self._offsets.append(offset)
+            self._index(record, offset, len(line) - 1)
             self.changed.notify_all()
         return record
+
+    def _index(self, record: Record, offset: int, length: int) -> None:
+        """Make a written record a row (the lock is held)."""
+        pairing = self._pairer.observe(record)
+        row = _summarise(record, offset, length)
+        row.method = pairing.method or row.method
+        row.pair_seq, row.latency_ms = pairing.pair_seq, pairing.latency_ms
+        row.late, row.unmatched = pairing.late, pairing.unmatched
+        if pairing.pair_seq is not None:
+            request_row = self._row(pairing.pair_seq)
+            if request_row is not None:
+                request_row.pair_seq = record.seq
+        self._by_seq[record.seq] = len(self._rows)
+        self._rows.append(row)
+
+    def load_existing(self) -> tuple[dict | None, list[str]]:
+        """Index an existing recording (for view): rows keep the file's seq and t; bad lines are skipped.
+
+        Returns the header and one problem per skipped line. Raises RecordingError for a file of a newer format.
+        """
+        header, problems, end = None, [], 0
+        with self._lock:
+            for number, (offset, line) in enumerate(self.writer.read_all_lines(), 1):
+                end = offset + len(line) + 1
+                try:
+                    obj = json.loads(line)
+                except ValueError:  # includes invalid UTF-8
+                    problems.append(f"line {number}: not JSON, skipped")
+                    continue
+                if number == 1 and isinstance(obj, dict) and obj.get("kind") == "header":
+                    check_header(obj)
+                    header = obj
+                    continue
+                try:
+                    record = from_dict(obj)
+                except RecordError as exc:
+                    problems.append(f"line {number}: {exc}, skipped")
+                    continue
+                if record.seq <= self._seq:
+                    problems.append(f"line {number}: seq {record.seq} does not increase, skipped")
+                    continue
+                self._seq = record.seq
+                self._index(record, offset, len(line))
+            if self.writer.offset > end:
+                problems.append(f"the last {self.writer.offset - end} bytes are a cut-off line, skipped")
+            if header is None:
+                problems.insert(0, "no header line: not an mcp-inspect recording, or its first line is damaged")
+        return header, problems
 
     def signal(self, name: str) -> None:
         """Tell live viewers that a page region (server, tools, call:N, ...) changed."""
@@ -165,6 +202,11 @@ class Store:
         """The summary of one row."""
         with self._lock:
             return self._row(seq)
+
+    def rows(self) -> list[Row]:
+        """Every row, oldest first (a copy)."""
+        with self._lock:
+            return list(self._rows)
 
     def record(self, seq: int) -> Record | None:
         """Read one full record back from the file."""

@@ -40,13 +40,25 @@ def wait_briefly(predicate, seconds: float = 0.3) -> None:
 def register(app: Flask) -> None:
     """Attach the routes."""
 
+    @app.context_processor
+    def page_mode():
+        return {"readonly": getattr(services()["session"], "readonly", False)}
+
+    @app.before_request
+    def refuse_actions_when_viewing():
+        # A viewed recording never runs or sends anything, whatever the browser posts.
+        if request.method == "POST" and getattr(services()["session"], "readonly", False):
+            return error_partial("this is a recording, opened read-only: nothing can be run or sent", 403)
+        return None
+
     @app.get("/")
     def index():
         s = services()
         session = s["session"]
         return render_template("index.html", server=session.server, session=session, command=session.command,
                                tools=session.server.tools, selected=None, filters=Filters(),
-                               recording=s["store"].writer.path)
+                               recording=s["store"].writer.path, problems=getattr(session, "problems", []),
+                               record_count=len(s["store"]))
 
     @app.get("/timeline/rows")
     def older_rows():

@@ -98,11 +98,14 @@ class Inspector:
 
 
 def start_inspector(tmp_path: Path, server_argv: list[str], *options: str, record: bool = True,
-                    cwd: Path | None = None, env: dict | None = None) -> Inspector:
-    """Start `mcp-inspect --no-open --port 0 [options] -- server_argv` and wait for its URL line."""
-    record_path = tmp_path / f"session-{time.monotonic_ns()}.jsonl" if record else None
-    argv = [PYTHON, "-m", "inspector.cli", "--no-open", "--port", "0", *options]
-    argv += ["--record", str(record_path)] if record_path else ["--no-record"]
+                    cwd: Path | None = None, env: dict | None = None, view: Path | None = None) -> Inspector:
+    """Start `mcp-inspect --no-open --port 0 [options] -- server_argv` (or `view FILE`) and wait for its URL line."""
+    record_path = tmp_path / f"session-{time.monotonic_ns()}.jsonl" if record and view is None else None
+    if view is not None:
+        argv = [PYTHON, "-m", "inspector.cli", "view", "--no-open", "--port", "0", *options, str(view)]
+    else:
+        argv = [PYTHON, "-m", "inspector.cli", "--no-open", "--port", "0", *options]
+        argv += ["--record", str(record_path)] if record_path else ["--no-record"]
     if server_argv:
         argv += ["--", *server_argv]
     stderr_path = tmp_path / f"inspector-{time.monotonic_ns()}.err"
@@ -116,7 +119,7 @@ def start_inspector(tmp_path: Path, server_argv: list[str], *options: str, recor
         proc.kill()
         raise AssertionError(f"no URL line from mcp-inspect: {line!r}; stderr: {stderr_path.read_text()}")
     return Inspector(proc=proc, url=line.strip(), port=int(match.group(1)), token=match.group(2),
-                     record=record_path, stderr_path=stderr_path)
+                     record=record_path if view is None else view, stderr_path=stderr_path)
 
 
 def _readline_with_timeout(proc: subprocess.Popen, timeout: float) -> str:
