@@ -21,7 +21,7 @@ def web_root() -> Path:
     return WEB_IN_SOURCE
 
 
-def create_app(config, *, store, session, token: str) -> Flask:
+def create_app(config, *, store, session, token: str, restarter=None) -> Flask:
     """Build the app for one inspector run; the port is filled in once the listener is bound."""
     root = web_root()
     app = Flask("inspector", template_folder=str(root / "templates"), static_folder=str(root / "static"),
@@ -36,7 +36,8 @@ def create_app(config, *, store, session, token: str) -> Flask:
         SOCK_SERVER_OPTIONS={"max_message_size": 1024 * 1024, "ping_interval": 25},
         SEND_FILE_MAX_AGE_DEFAULT=0,
     )
-    app.extensions["inspector"] = {"config": config, "store": store, "session": session, "token": token}
+    app.extensions["inspector"] = {"config": config, "store": store, "session": session, "token": token,
+                                   "restarter": restarter}
     security.install(app, token)
     register_filters(app)
     views.register(app)

@@ -18,7 +18,7 @@ from .config import DEFAULT_TIMEOUT, Config, server_name
 
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
 # Options that take a value, so the splitter knows to skip it.
-VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout"}
+VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout", "--watch", "--watch-glob"}
 
 
 class UsageError(Exception):
@@ -47,6 +47,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cwd", metavar="DIR", help="working directory for the server")
     parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"default request timeout (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--watch", action="append", default=[], metavar="PATH",
+                        help="restart the server when files under PATH change (repeatable; default: the folder of "
+                             "the server's script, if the command names one)")
+    parser.add_argument("--no-watch", action="store_true", help="do not watch files")
+    parser.add_argument("--watch-glob", action="append", default=[], metavar="PATTERN",
+                        help="file patterns that count as changes (repeatable; replaces the default "
+                             "*.py *.js *.mjs *.cjs *.ts *.json *.toml *.yaml *.yml)")
+    parser.add_argument("--restart-on-crash", action="store_true",
+                        help="restart the server when it exits by itself (stops after 5 exits within 10 s)")
     return parser
 
 
@@ -103,6 +112,11 @@ def parse_config(argv: list[str]) -> Config:
         raise UsageError("--record and --no-record cannot be used together")
     if args.cwd and not Path(args.cwd).is_dir():
         raise UsageError(f"--cwd: not a directory: {args.cwd}")
+    if args.no_watch and args.watch:
+        raise UsageError("--watch and --no-watch cannot be used together")
+    for path in args.watch:
+        if not Path(args.cwd or ".", path).exists():
+            raise UsageError(f"--watch: no such file or folder: {path}")
     if args.demo and command:
         raise UsageError("--demo runs the bundled demo server; give either --demo or a server command")
     name = "mcp-inspect-demo"
@@ -114,7 +128,10 @@ def parse_config(argv: list[str]) -> Config:
         name = server_name(command, args.cwd)
     return Config(command=tuple(command), cwd=args.cwd, env=tuple(env), host=host, port=args.port,
                   open_browser=not args.no_open, record_path=args.record, no_record=args.no_record,
-                  timeout=args.timeout, demo=args.demo, name=name)
+                  timeout=args.timeout, demo=args.demo, name=name,
+                  watch=tuple(str(Path(args.cwd or ".", path).resolve()) for path in args.watch),
+                  no_watch=args.no_watch, watch_globs=tuple(args.watch_glob),
+                  restart_on_crash=args.restart_on_crash)
 
 
 def _parse_strictly(parser: argparse.ArgumentParser, tokens: list[str]) -> argparse.Namespace:

@@ -31,6 +31,12 @@ class Config:
     demo: bool = False
     name: str = "server"
     """Short name of the server for the recording's file name."""
+    watch: tuple[str, ...] = ()
+    """--watch PATH: what to watch for changes (default: the folder of the server's script)."""
+    no_watch: bool = False
+    watch_globs: tuple[str, ...] = ()
+    """--watch-glob PATTERN: the file patterns that count (replaces the default source patterns)."""
+    restart_on_crash: bool = False
     view: str | None = None
     """A recording to show read-only (`mcp-inspect view FILE`); nothing is started then."""
     recordings_dir: str = field(default_factory=lambda: str(Path.cwd() / "recordings"))

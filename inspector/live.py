@@ -58,7 +58,7 @@ class LiveConnection:
         self.cursor = last
         parts = [render_template("partials/_push_rows.html", rows=rows, swap="innerHTML",
                                  older=bool(rows) and rows[0].seq > 1)]
-        parts += self._panels(("server", "tools"))
+        parts += self._panels(("server", "tools", "watch"))
         self._send("".join(parts))
 
     def _push(self) -> None:
@@ -70,7 +70,7 @@ class LiveConnection:
         if rows:
             parts.append(render_template("partials/_push_rows.html", rows=rows, swap="beforeend", older=False))
         names, self.signal_cursor = self.store.signals_since(self.signal_cursor)
-        parts += self._panels(("server", "tools") if names is None else names)
+        parts += self._panels(("server", "tools", "watch") if names is None else names)
         if parts:
             self._send("".join(parts))
 
@@ -85,6 +85,9 @@ class LiveConnection:
             elif name == "tools":
                 parts.append(render_template("partials/_push.html", target="#tools-list", swap="outerHTML",
                                              partial="partials/_tools.html", tools=session.server.tools))
+            elif name == "watch":
+                parts.append(render_template("partials/_push.html", target="#watch-status", swap="outerHTML",
+                                             partial="partials/_watch.html"))
             elif name.startswith("call:"):
                 call = session.calls.get(int(name[5:]))
                 if call is not None:

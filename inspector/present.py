@@ -11,6 +11,8 @@ import datetime as _dt
 import json
 from typing import Any
 
+from .diff import text_diff
+
 PRETTY_LIMIT = 256 * 1024
 RASTER_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
@@ -91,9 +93,14 @@ def state_label(state: str) -> str:
     }.get(state, state)
 
 
+def basename(path: str) -> str:
+    """The last part of a path."""
+    return str(path).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+
+
 def register_filters(app) -> None:
     """Make the helpers available to templates."""
     app.jinja_env.filters.update(clock=clock, size_text=size_text, latency_text=latency_text,
-                                 pretty_text=pretty_text)
-    app.jinja_env.globals.update(pretty=pretty, text_block=text_block, image_data_uri=image_data_uri,
+                                 pretty_text=pretty_text, basename=basename)
+    app.jinja_env.globals.update(text_diff=text_diff, pretty=pretty, text_block=text_block, image_data_uri=image_data_uri,
                                  safe_link=safe_link, state_label=state_label)

@@ -18,6 +18,8 @@ from . import __version__
 from .config import DEFAULT_PORT, Config
 from .recording import RecordingError, RecordingWriter, default_path, ensure_folder, header
 from .records import EVENT, Record
+from .reload import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
+from .restarts import Restarter
 from .session import Session
 from .store import Store
 from .transport.stdio import SpawnError, resolve_command
@@ -83,6 +85,18 @@ def open_recording(config: Config) -> RecordingWriter:
     return RecordingWriter.create(default_path(folder, config.name))
 
 
+def make_watcher(config: Config) -> Watcher | None:
+    """The file watcher: --watch paths, else the folder of the server's script; none for --demo or --no-watch."""
+    if config.no_watch or (config.demo and not config.watch):
+        return None
+    paths = [Path(p) for p in config.watch] or default_watch(list(config.command), config.cwd)
+    if not paths:
+        return None
+    spec = WatchSpec(paths=tuple(paths), globs=tuple(config.watch_globs) or DEFAULT_GLOBS,
+                     ignore_dirs=(Path(config.recordings_dir),))
+    return Watcher(spec, on_change=lambda paths: None)
+
+
 def has_display() -> bool:
     """Whether opening a browser can work here."""
     if sys.platform == "darwin":
@@ -103,8 +117,10 @@ def run(config: Config) -> int:
     store = Store(writer)
     session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
                       client_version=__version__)
+    watcher = make_watcher(config)
+    restarter = Restarter(session, restart_on_crash=config.restart_on_crash, watcher=watcher)
     token = secrets.token_urlsafe(32)
-    app = create_app(config, store=store, session=session, token=token)
+    app = create_app(config, store=store, session=session, token=token, restarter=restarter)
     try:
         server = bind(app, config.host, config.port)
     except StartError as exc:
@@ -119,8 +135,15 @@ def run(config: Config) -> int:
 
     if writer.path:
         print(f"mcp-inspect: recording to {writer.path}", file=sys.stderr, flush=True)
+    if watcher:
+        watcher.on_change = lambda paths: restarter.restart("file change", paths)
+        watcher.start()
+        print(f"mcp-inspect: watching {', '.join(str(p) for p in watcher.spec.paths)} for changes",
+              file=sys.stderr, flush=True)
     serve_until_stopped(server, config, token, on_ready=session.start)
     print("mcp-inspect: shutting down", file=sys.stderr, flush=True)
+    if watcher:
+        watcher.stop()
     session.close()
     store.add(Record(EVENT, event="session-end", detail={}))
     store.close()

@@ -129,42 +129,52 @@ class Session:
         self._send_lock = threading.Lock()
         self._process: StdioProcess | None = None
         self._closed = False
+        self.on_exit_hooks: list[Callable[[ExitInfo, bool], None]] = []
+        """Called with (exit info, whether the server exited by itself) after each exit is recorded."""
+        self.on_notification_hooks: list[Callable[[dict], None]] = []
+        """Called with each notification the server sends."""
+        self.on_listed_hooks: list[Callable[[], None]] = []
+        """Called after the tools, resources, templates and prompts were (re)listed."""
         threading.Thread(target=self._watch_timeouts, name="request-timeouts", daemon=True).start()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Spawn the server and run the handshake in the background; a spawn failure is shown, not raised."""
+    def start(self, wait: bool = False) -> None:
+        """Spawn the server and run the handshake (in the background unless wait); a spawn failure is shown."""
         with self._lock:
             if self._closed or (self._process and not self._process.exited.is_set()):
                 return
             self.server = ServerState(state="starting", starts=self.server.starts + 1)
             process = StdioProcess(self.command, cwd=self.cwd, env=self.env, on_stdout=self._on_stdout,
                                    on_stderr=self._on_stderr, on_exit=lambda info: self._on_exit(process, info),
-                                   on_spawn=lambda pid: self._event("spawn", {"pid": pid}))
+                                   on_spawn=lambda pid: self.event("spawn", {"pid": pid}))
             try:
                 pid = process.start()
             except SpawnError as exc:
                 self.server.state, self.server.error = "failed", str(exc)
-                self._event("spawn-failed", {"error": str(exc), "command": self.command})
+                self.event("spawn-failed", {"error": str(exc), "command": self.command})
                 self.store.signal("server")
                 return
             self._process = process
             self.server.pid = pid
             self.server.state = "initializing"
         self.store.signal("server")
-        threading.Thread(target=self._handshake, args=(process,), name="handshake", daemon=True).start()
+        if wait:
+            self._handshake(process)
+        else:
+            threading.Thread(target=self._handshake, args=(process,), name="handshake", daemon=True).start()
 
-    def stop(self, reason: str = "user", stdin_grace: float = 2.0) -> None:
-        """Stop the server with the shutdown ladder; pending requests fail at once."""
+    def stop(self, reason: str = "user", stdin_grace: float = 2.0, failure: str | None = None) -> None:
+        """Stop the server with the shutdown ladder; pending requests fail at once (with `failure` as message)."""
         with self._lock:
             process = self._process
             if process is None or process.exited.is_set():
                 return
-            self._event("stop", {"reason": reason})
+            self.event("stop", {"reason": reason})
             self.server.state = "stopping"
         self.store.signal("server")
-        self._fail_pending(RequestFailed(f"server stopped ({reason})", reason="stopped"))
+        self._fail_pending(RequestFailed(failure or f"server stopped ({reason})",
+                                         reason="restarted" if failure else "stopped"))
         process.stop(stdin_grace=stdin_grace)
         process.exited.wait(5)
         with self._lock:
@@ -221,7 +231,7 @@ class Session:
             try:
                 process.send(jsonrpc.encode(msg))
             except (BrokenPipeError, OSError, ValueError) as exc:
-                self._event("transport-error", {"error": f"could not write to the server: {exc}", "seq": record.seq})
+                self.event("transport-error", {"error": f"could not write to the server: {exc}", "seq": record.seq})
                 return None
         return record
 
@@ -278,7 +288,7 @@ class Session:
             server.server_info = result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {}
             server.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
             server.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
-        self._event("handshake", {"era": "legacy", "protocolVersion": server.protocol_version,
+        self.event("handshake", {"era": "legacy", "protocolVersion": server.protocol_version,
                                   "serverInfo": server.server_info, "capabilities": server.capabilities,
                                   "instructions": server.instructions})
         self.notify("notifications/initialized")
@@ -306,6 +316,15 @@ class Session:
             setattr(self.server, attribute, items)
             self.store.signal(attribute)
         self.store.signal("server")
+        for hook in self.on_listed_hooks:
+            hook()
+
+    def snapshot(self) -> dict:
+        """What the server offers, in the shape diff.diff_servers compares."""
+        server = self.server
+        return {"serverInfo": server.server_info, "capabilities": server.capabilities,
+                "instructions": server.instructions, "tools": server.tools, "resources": server.resources,
+                "resourceTemplates": server.resource_templates, "prompts": server.prompts}
 
     def _list_all(self, method: str, key: str) -> list | None:
         items: list = []
@@ -335,6 +354,9 @@ class Session:
         self.store.add(Record(MESSAGE, dir=FROM_SERVER, msg=decoded.msg))
         if decoded.kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
             self._on_response(decoded.msg)
+        elif decoded.kind == jsonrpc.NOTIFICATION:
+            for hook in self.on_notification_hooks:
+                hook(decoded.msg)
         elif decoded.kind == jsonrpc.REQUEST:
             # Answer from another thread: writing to a server that is itself blocked writing to us would deadlock.
             threading.Thread(target=self._answer_server_request, args=(decoded.msg,), daemon=True).start()
@@ -363,16 +385,20 @@ class Session:
         self.store.add(Record(STDERR, text=text))
 
     def _on_exit(self, process: StdioProcess, info: ExitInfo) -> None:
-        self._event("exit", {"code": info.code, "signal": info.signal, "stderr_tail": info.stderr_tail})
+        self.event("exit", {"code": info.code, "signal": info.signal, "stderr_tail": info.stderr_tail})
+        by_itself = False
         with self._lock:
             if self._process is process:
-                if self.server.state not in ("stopping", "stopped"):
+                by_itself = self.server.state not in ("stopping", "stopped")
+                if by_itself:
                     self.server.state = "exited"
                 self.server.exit = info
         tail = "\n".join(info.stderr_tail[-5:])
         self._fail_pending(RequestFailed(f"the server {info.describe()}" + (f"; last stderr:\n{tail}" if tail else ""),
                                          reason="exited"))
         self.store.signal("server")
+        for hook in self.on_exit_hooks:
+            hook(info, by_itself)
 
     # -- pending bookkeeping ---------------------------------------------------------------------------------
 
@@ -383,7 +409,7 @@ class Session:
             try:
                 pending.on_done(pending)
             except Exception as exc:  # a broken callback must not kill the reader thread
-                self._event("transport-error", {"error": f"internal error handling {pending.method}: {exc!r}"})
+                self.event("transport-error", {"error": f"internal error handling {pending.method}: {exc!r}"})
 
     def _fail_pending(self, failure: RequestFailed) -> None:
         with self._lock:
@@ -400,12 +426,13 @@ class Session:
                 for item in expired:
                     del self._pending[item.id]
             for item in expired:
-                self._event("timeout", {"id": item.id, "method": item.method, "after_s": item.timeout})
+                self.event("timeout", {"id": item.id, "method": item.method, "after_s": item.timeout})
                 self.notify("notifications/cancelled",
                             {"requestId": item.id, "reason": f"mcp-inspect: no answer within {item.timeout:g} s"})
                 self._finish(item, failure=RequestFailed(f"{item.method}: timed out after {item.timeout:g} s",
                                                          reason="timeout"))
 
-    def _event(self, name: str, detail: dict) -> Record:
+    def event(self, name: str, detail: dict) -> Record:
+        """Record a lifecycle event in the timeline."""
         return self.store.add(Record(EVENT, event=name, detail=detail))
 

@@ -344,6 +344,14 @@ def describe_event(event: str, detail: dict) -> str:
         return f"server exited with {how}"
     if event == "spawn-failed":
         return f"server could not start: {detail.get('error')}"
+    if event == "restart":
+        paths = ", ".join(str(p).rsplit("/", 1)[-1] for p in detail.get("paths") or [])
+        return f"restarting the server ({detail.get('reason')}{': ' + paths if paths else ''})"
+    if event == "diff":
+        return f"what changed ({detail.get('reason')}): {detail.get('summary')}"
+    if event == "crash-loop":
+        return (f"crash loop: {detail.get('exits')} exits within {detail.get('window_s')} s; "
+                "not restarting until the next change or a click")
     if event == "session-end":
         return "session ended"
     if event == "stop":

@@ -42,7 +42,9 @@ def register(app: Flask) -> None:
 
     @app.context_processor
     def page_mode():
-        return {"readonly": getattr(services()["session"], "readonly", False)}
+        restarter = services().get("restarter")
+        return {"readonly": getattr(services()["session"], "readonly", False), "restarter": restarter,
+                "tool_marks": restarter.tool_marks if restarter else {}}
 
     @app.before_request
     def refuse_actions_when_viewing():
@@ -98,6 +100,8 @@ def register(app: Flask) -> None:
         tool = session.tool(name)
         if tool is None:
             return error_partial(f"the server lists no tool named {name!r}", 404)
+        if services().get("restarter"):
+            services()["restarter"].seen(name)
         return render_template("partials/_tool_detail.html", tool=tool,
                                arguments_text=session.last_arguments.get(name, "{}"), problem=None)
 
@@ -139,6 +143,20 @@ def register(app: Flask) -> None:
     def server_start():
         session = services()["session"]
         session.start()
+        return render_template("partials/_server.html", server=session.server, command=session.command)
+
+    @app.post("/server/restart")
+    def server_restart():
+        session, restarter = services()["session"], services()["restarter"]
+        restarter.restart_in_background("restart button")
+        wait_briefly(lambda: session.server.state != "running")
+        return render_template("partials/_server.html", server=session.server, command=session.command)
+
+    @app.post("/server/restart-on-crash")
+    def server_restart_on_crash():
+        session, restarter = services()["session"], services()["restarter"]
+        restarter.restart_on_crash = request.form.get("enabled") == "on"
+        session.store.signal("watch")
         return render_template("partials/_server.html", server=session.server, command=session.command)
 
     # Error bodies are small text partials: htmx 4 swaps them into the page, and no traceback may reach it.

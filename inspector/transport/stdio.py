@@ -182,8 +182,9 @@ class StdioProcess:
             time.sleep(0.2)
             self._kill_group(signal.SIGKILL)
         self._close_lifeline()
-        self.exited.set()
+        # Report before waking stop(): a restart must see the old server's exit recorded before the new spawn.
         self._on_exit(info)
+        self.exited.set()
 
     def stop(self, stdin_grace: float = 2.0, term_grace: float = 1.0) -> ExitInfo | None:
         """The shutdown ladder: close stdin, wait, SIGTERM the group, wait, SIGKILL the group."""

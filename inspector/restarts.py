@@ -1,0 +1,137 @@
+"""Restarting the server (file change, crash, click) and telling what changed.
+
+A restart is the shutdown ladder with a short stdin grace, pending requests failed with "server restarted", a
+fresh spawn, handshake and listing, then a diff against what the server offered before. The same diff runs when
+a live server says its lists changed. One restart at a time; the watcher already coalesces bursts of saves.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from .diff import diff_servers, schema_still_fits
+from .reload import CrashLoop
+from .session import Session
+from .transport.stdio import ExitInfo
+
+RESTART_STDIN_GRACE = 0.3
+LIST_CHANGED_QUIET = 0.3
+LIST_CHANGED = {"notifications/tools/list_changed", "notifications/resources/list_changed",
+                "notifications/prompts/list_changed"}
+
+
+class Restarter:
+    """Owns restarts and the diffs that follow them for one Session."""
+
+    def __init__(self, session: Session, *, restart_on_crash: bool = False, watcher=None) -> None:
+        self.session = session
+        self.restart_on_crash = restart_on_crash
+        self.watcher = watcher
+        """The file watcher, when one runs (for the page's watch status)."""
+        self.crash_loop = CrashLoop()
+        self.crash_looping = False
+        self.last_restart: dict | None = None
+        """{"t", "reason", "paths", "summary"} of the latest restart, for the page header."""
+        self.tool_marks: dict[str, str] = {}
+        """Tools that are "new" or "changed" since the last restart, until the user looks at them."""
+        self._lock = threading.Lock()
+        self._snapshot: dict | None = None
+        self._relist_timer: threading.Timer | None = None
+        self._timer_lock = threading.Lock()
+        session.on_listed_hooks.append(self._remember)
+        session.on_exit_hooks.append(self._on_exit)
+        session.on_notification_hooks.append(self._on_notification)
+
+    # -- restarting ------------------------------------------------------------------------------------------
+
+    def restart(self, reason: str, paths: list[str] | tuple[str, ...] = ()) -> None:
+        """Restart now (blocking until the new server is listed or failed), then record what changed."""
+        with self._lock:
+            if reason != "crash":
+                # A change or a click is a new chance: a crash loop stops only restarts that crashes cause.
+                self.crash_loop.reset()
+                self.crash_looping = False
+            before = self._snapshot
+            self.session.event("restart", {"reason": reason, "paths": list(paths)})
+            self.session.stop(reason=f"restart: {reason}", stdin_grace=RESTART_STDIN_GRACE,
+                              failure="server restarted")
+            self.session.start(wait=True)
+            summary = self._diff(before, reason) if self.session.server.state == "running" else "server did not start"
+            self.last_restart = {"t": time.time(), "reason": reason, "paths": list(paths), "summary": summary}
+        self.session.store.signal("watch")
+
+    def restart_in_background(self, reason: str, paths=()) -> None:
+        """Restart on another thread (from a request handler or an exit hook)."""
+        threading.Thread(target=self.restart, args=(reason, tuple(paths)), name="restart", daemon=True).start()
+
+    def seen(self, tool_name: str) -> None:
+        """The user looked at a tool: it is no longer marked new or changed."""
+        if self.tool_marks.pop(tool_name, None):
+            self.session.store.signal("tools")
+
+    def status(self) -> dict:
+        """For the page header: what is watched, the last restart and why, crash-loop state."""
+        return {"watch": self.watcher.status() if self.watcher else None, "last": self.last_restart,
+                "restart_on_crash": self.restart_on_crash, "crash_loop": self.crash_looping}
+
+    # -- diffs -----------------------------------------------------------------------------------------------
+
+    def _remember(self) -> None:
+        self._snapshot = self.session.snapshot()
+
+    def _diff(self, before: dict | None, reason: str) -> str:
+        if before is None:
+            return "first successful start"
+        after = self.session.snapshot()
+        diff = diff_servers(before, after)
+        self.session.event("diff", {"reason": reason, **diff.to_json()})
+        for name in diff.added_tool_names():
+            self.tool_marks[name] = "new"
+        for name in diff.changed_tool_names():
+            self.tool_marks[name] = "changed"
+        self._forget_inputs_that_no_longer_fit(before, after)
+        self.session.store.signal("tools")
+        return diff.summary()
+
+    def _forget_inputs_that_no_longer_fit(self, before: dict, after: dict) -> None:
+        old = {t.get("name"): t for t in before.get("tools") or [] if isinstance(t, dict)}
+        new = {t.get("name"): t for t in after.get("tools") or [] if isinstance(t, dict)}
+        for name, text in list(self.session.last_arguments.items()):
+            if name not in new:
+                self.session.last_arguments.pop(name, None)
+                self.tool_marks.pop(name, None)
+            elif not schema_still_fits((old.get(name) or {}).get("inputSchema"), new[name].get("inputSchema"), text):
+                self.session.last_arguments.pop(name, None)
+
+    # -- hooks -----------------------------------------------------------------------------------------------
+
+    def _on_exit(self, info: ExitInfo, by_itself: bool) -> None:
+        if not (by_itself and self.restart_on_crash):
+            return
+        if self.crash_loop.record_exit():
+            self.crash_looping = True
+            self.session.server.error = ("crash loop: the server exited 5 times within 10 s; not restarting it "
+                                         "until the next change or a click on Restart")
+            self.session.event("crash-loop", {"exits": self.crash_loop.limit, "window_s": self.crash_loop.window})
+            self.session.store.signal("server")
+            self.session.store.signal("watch")
+            return
+        self.restart_in_background("crash")
+
+    def _on_notification(self, msg: dict) -> None:
+        if msg.get("method") not in LIST_CHANGED:
+            return
+        # Servers often send a burst right after start: wait for a quiet moment, then re-list once.
+        with self._timer_lock:
+            if self._relist_timer is not None:
+                self._relist_timer.cancel()
+            self._relist_timer = threading.Timer(LIST_CHANGED_QUIET, self._relist)
+            self._relist_timer.daemon = True
+            self._relist_timer.start()
+
+    def _relist(self) -> None:
+        with self._lock:
+            before = self._snapshot
+            self.session.refresh_lists()
+            self._diff(before, "list_changed")
