@@ -175,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mcp-inspect` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     subcommand = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    if subcommand in ("call", "replay", "export"):
+        from .commands import run_subcommand  # headless: never imports Flask, so `call` starts fast
+
+        return run_subcommand(subcommand, argv[1:])
     try:
         if subcommand == "view":
             config = parse_view(argv[1:])

@@ -1,0 +1,215 @@
+"""`mcp-inspect call`: connect, handshake, send one request, print its result; and the "copy as command" line.
+
+Exit codes (design.md, Headless output): 0 a result, 1 a JSON-RPC error or an isError result, 2 a usage, spawn,
+connection, timeout or crash failure (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from .. import jsonrpc
+from ..config import DEFAULT_TIMEOUT
+from ..headless import NoAnswer, SpawnError, Wire, close_store, initialize_params, open_store
+from ..recording import RecordingError
+from .common import (Parser, UsageError, add_server_options, dumps, echo_stderr, env_keys, fail, seconds,
+                     server_env, split_command, write_stdout)
+
+# Shorthand option → the method it implies.
+SHORTHANDS = {"tool": "tools/call", "uri": "resources/read", "prompt": "prompts/get"}
+
+EPILOG = """\
+examples:
+  mcp-inspect call tools/list -- python server.py
+  mcp-inspect call --tool word_count --args '{"text": "a b"}' -- python server.py
+  mcp-inspect call --uri file:///notes.txt -- python server.py
+  mcp-inspect call --prompt review --prompt-args '{"code": "x = 1"}' -- python server.py
+  mcp-inspect call logging/setLevel --params '{"level": "debug"}' -- python server.py
+
+stdout gets only the JSON-RPC result (or {"error": {...}}) as indented JSON; the server's stderr goes to stderr.
+exit status: 0 result, 1 JSON-RPC error or isError result, 2 usage, spawn, connection, timeout or crash."""
+
+
+@dataclass(frozen=True)
+class CallArgs:
+    """A parsed `call` invocation."""
+
+    method: str
+    params: Any
+    """The params value to send, or None to send none."""
+    command: list[str]
+    timeout: float = DEFAULT_TIMEOUT
+    record: str | None = None
+    env: tuple[str, ...] = ()
+    cwd: str | None = None
+
+
+def build_parser() -> Parser:
+    """The parser for `call`'s own options (the server command follows `--`)."""
+    parser = Parser(prog="mcp-inspect call", epilog=EPILOG,
+                    usage="mcp-inspect call [METHOD] [OPTIONS] -- COMMAND [ARGS...]",
+                    description="Send one request to an MCP server over stdio and print the result.")
+    parser.add_argument("method", nargs="?", metavar="METHOD", help="JSON-RPC method, e.g. tools/list")
+    parser.add_argument("--params", metavar="JSON", help="the params object (or array) to send")
+    parser.add_argument("--tool", metavar="NAME", help="shorthand for tools/call with this tool name")
+    parser.add_argument("--args", metavar="JSON", help="the tool's arguments object (with --tool; default {})")
+    parser.add_argument("--uri", metavar="URI", help="shorthand for resources/read of this URI")
+    parser.add_argument("--prompt", metavar="NAME", help="shorthand for prompts/get of this prompt")
+    parser.add_argument("--prompt-args", metavar="JSON", help="the prompt's arguments object (with --prompt)")
+    parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help=f"seconds to wait for the handshake, and for the answer (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--record", metavar="PATH", help="also write a recording to PATH (must not exist yet)")
+    add_server_options(parser)
+    return parser
+
+
+def _json_option(name: str, text: str | None, *, array_ok: bool = False) -> Any:
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{name} is not valid JSON: {exc}") from None
+    if not isinstance(value, dict) and not (array_ok and isinstance(value, list)):
+        raise UsageError(f"{name} must be a JSON object" + (" or array" if array_ok else "") + f", got {text!r}")
+    return value
+
+
+def parse_call(argv: list[str]) -> CallArgs:
+    """Parse `call`'s arguments; raises UsageError."""
+    ours, command = split_command(argv)
+    args = build_parser().parse_args(ours)
+    used = [name for name in SHORTHANDS if getattr(args, name) is not None]
+    if len(used) > 1:
+        raise UsageError(f"give only one of --tool, --uri and --prompt (got {', '.join('--' + u for u in used)})")
+    if args.args is not None and args.tool is None:
+        raise UsageError("--args goes with --tool (for other methods use --params)")
+    if args.prompt_args is not None and args.prompt is None:
+        raise UsageError("--prompt-args goes with --prompt")
+    if used:
+        implied = SHORTHANDS[used[0]]
+        if args.method not in (None, implied):
+            raise UsageError(f"--{used[0]} means {implied}, but METHOD is {args.method}")
+        if args.params is not None:
+            raise UsageError(f"--params cannot be combined with --{used[0]}")
+        method = implied
+        if args.tool is not None:
+            params: Any = {"name": args.tool, "arguments": _json_option("--args", args.args) or {}}
+        elif args.uri is not None:
+            params = {"uri": args.uri}
+        else:
+            params = {"name": args.prompt}
+            prompt_args = _json_option("--prompt-args", args.prompt_args)
+            if prompt_args is not None:
+                params["arguments"] = prompt_args
+    elif args.method:
+        method, params = args.method, _json_option("--params", args.params, array_ok=True)
+    else:
+        raise UsageError("give a METHOD (e.g. tools/list) or one of --tool, --uri, --prompt")
+    if not command:
+        raise UsageError("give the server command after -- (e.g. mcp-inspect call tools/list -- python server.py)")
+    return CallArgs(method=method, params=params, command=command, timeout=args.timeout, record=args.record,
+                    env=tuple(args.env), cwd=args.cwd)
+
+
+def call_main(argv: list[str]) -> int:
+    """Entry point of `mcp-inspect call`."""
+    try:
+        args = parse_call(argv)
+        env = server_env(list(args.env), args.cwd)
+        store = open_store(args.record, args.command, args.cwd, env_keys=env_keys(list(args.env)))
+    except UsageError as exc:
+        return fail(str(exc))
+    except RecordingError as exc:
+        return fail(str(exc))
+    wire = Wire(store, args.command, cwd=args.cwd, env=env, on_stderr=echo_stderr)
+    try:
+        return _call(wire, args)
+    except KeyboardInterrupt:
+        return fail("interrupted", 130)
+    finally:
+        wire.close()
+        close_store(store)
+
+
+def _call(wire: Wire, args: CallArgs) -> int:
+    try:
+        wire.start()
+    except SpawnError as exc:
+        return fail(str(exc))
+    try:
+        init = wire.request(1, "initialize", initialize_params(), timeout=args.timeout)
+    except NoAnswer as exc:
+        return fail(f"could not connect: {exc}")
+    if "error" in init:
+        return fail(f"initialize failed: {_error_text(init['error'])}")
+    wire.send(jsonrpc.notification("notifications/initialized"))
+    try:
+        response = wire.request(2, args.method, args.params, timeout=args.timeout)
+    except NoAnswer as exc:
+        return fail(str(exc))
+    if "error" in response:
+        write_stdout(dumps({"error": response["error"]}) + "\n")
+        return 1
+    result = response.get("result")
+    write_stdout(dumps(result) + "\n")
+    return 1 if isinstance(result, dict) and result.get("isError") is True else 0
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return f"{error.get('message', 'error')} (code {error.get('code')})"
+    return str(error)
+
+
+# -- copy as command (pure) ----------------------------------------------------------------------------------------
+
+def copy_as_command(target_command: list[str], msg: dict, cwd: str | None = None,
+                    env_keys: list[str] | tuple[str, ...] = ()) -> str:
+    """The `mcp-inspect call ...` line that sends this request again to the same server.
+
+    Env values are never included: each -e KEY becomes `-e KEY="$KEY"`, read from the user's shell.
+    """
+    method = msg.get("method") if isinstance(msg, dict) else None
+    if not isinstance(method, str):
+        raise ValueError("not a request: it has no method")
+    params = msg.get("params")
+    words = ["mcp-inspect", "call", method]
+    keys = set(params) if isinstance(params, dict) else None
+    if method == "tools/call" and keys == {"name", "arguments"} and isinstance(params["name"], str) \
+            and isinstance(params["arguments"], dict):
+        words += ["--tool", params["name"], "--args", _compact(params["arguments"])]
+    elif method == "resources/read" and keys == {"uri"} and isinstance(params["uri"], str):
+        words += ["--uri", params["uri"]]
+    elif method == "prompts/get" and keys in ({"name"}, {"name", "arguments"}) and isinstance(params["name"], str) \
+            and isinstance(params.get("arguments", {}), dict):
+        words += ["--prompt", params["name"]]
+        if "arguments" in params:
+            words += ["--prompt-args", _compact(params["arguments"])]
+    elif "params" in msg:
+        words += ["--params", _compact(params)]
+    if cwd:
+        words += ["--cwd", cwd]
+    line = [shlex.join(words)]
+    line += [f"-e {_env_placeholder(key)}" for key in env_keys]
+    line += ["--", shlex.join(target_command)]
+    return " ".join(line)
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _env_placeholder(key: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        return f'{key}="${key}"'  # the shell fills in the user's own value; ours never leaves the inspector
+    return shlex.quote(f"{key}=...")  # not a shell variable name: the user types the value
+
+
+if __name__ == "__main__":  # python -m inspector.commands.call, for when cli is not at hand
+    sys.exit(call_main(sys.argv[1:]))

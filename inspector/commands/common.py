@@ -1,0 +1,108 @@
+"""What the headless subcommands share: argument helpers, and output that is safe for a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from typing import Any
+
+# Whole escape sequences first (so "\x1b[31m" does not leave "[31m" behind), then any control character left:
+# C0 but tab, DEL, and C1 (U+0080-U+009F; U+009B alone is a CSI on many terminals). security.md row 12.
+_ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[PX^_][^\x1b]*(?:\x1b\\)?|[@-Z\\-_])")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029]")
+
+
+class UsageError(Exception):
+    """A wrong invocation: one line for the user, exit code 2."""
+
+
+def fail(message: str, code: int = 2) -> int:
+    """Say one line on stderr, prefixed like every mcp-inspect message; return the exit code."""
+    print(f"mcp-inspect: {terminal_text(message)}", file=sys.stderr, flush=True)
+    return code
+
+
+def terminal_text(text: str) -> str:
+    """Text from a server or a recording, fit to print on a terminal: no escape sequences, no control characters."""
+    return _CONTROL.sub("", _ANSI.sub("", text))
+
+
+def echo_stderr(line: str) -> None:
+    """Relay one line of the server's stderr to ours."""
+    print(terminal_text(line), file=sys.stderr, flush=True)
+
+
+def dumps(value: Any, indent: int | None = 2) -> str:
+    """JSON with ensure_ascii=False, but DEL, C1 and line separators escaped: the same value, safe on a terminal."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    # Those characters can only occur inside JSON strings here, where \\uXXXX means the same thing.
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+def write_stdout(text: str) -> None:
+    """Write text to stdout as UTF-8 whatever the locale (a lone surrogate is written escaped)."""
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text stream put in place of stdout (tests, an embedding program)
+        sys.stdout.write(text)
+        return
+    sys.stdout.flush()
+    buffer.write(text.encode("utf-8", "backslashreplace"))
+    buffer.flush()
+
+
+def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
+    """(our arguments, the server command): everything after the first `--` is the server's argv, untouched."""
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError (one line) instead of printing usage and exiting."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(message)
+
+
+def add_server_options(parser: argparse.ArgumentParser) -> None:
+    """-e/--env and --cwd, as for the main command."""
+    parser.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="set an environment variable for the server (repeatable)")
+    parser.add_argument("--cwd", metavar="DIR", help="working directory for the server")
+
+
+def server_env(items: list[str], cwd: str | None) -> dict[str, str]:
+    """Our environment plus -e values; checks --cwd too. Raises UsageError."""
+    env = dict(os.environ)
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--env takes KEY=VALUE, got {item!r}")
+        env[key] = value
+    if cwd and not os.path.isdir(cwd):
+        raise UsageError(f"--cwd: not a directory: {cwd}")
+    return env
+
+
+def env_keys(items: list[str]) -> list[str]:
+    """The names given with -e (their values never reach a recording)."""
+    return [item.partition("=")[0] for item in items]
+
+
+def seconds(text: str) -> float:
+    """A positive timeout in seconds, for argparse."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError(f"timeout must be between 0 and 86400 seconds: {text}")
+    return value

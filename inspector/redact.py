@@ -1,0 +1,275 @@
+"""Pure: mask secrets in JSON values before a recording is shared.
+
+Three kinds of rule: values under named keys (case-insensitive, anywhere), user regexes, and literal secrets (the
+launch token, values learned under secret keys). Then a built-in scan for secret-looking strings: bearer tokens,
+common API key shapes, JWTs, and long high-entropy values after token=/key=/secret=/password=. Every rule also
+looks inside base64 and URL-encoded text, because a secret pasted into a data URI or a query string is just as
+leaked. Masked text becomes "[REDACTED]"; each finding says what and where, never the secret itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+from urllib.parse import quote, quote_plus, unquote_plus
+
+REDACTED = "[REDACTED]"  # the same marker recording.py writes for env values
+
+# Keys whose values are secrets whatever they look like (HTTP auth headers, common credential fields).
+DEFAULT_KEYS = frozenset({
+    "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key", "api_key", "apikey",
+    "password", "passwd", "secret", "client_secret", "access_token", "refresh_token", "id_token",
+})
+
+# (kind, pattern, group to mask, substrings one of which must occur): shapes of real credentials; group 0 masks the
+# whole match. The substrings are a cheap pre-check, so a 10 MB text costs a few `in` tests rather than six scans.
+BUILTIN_PATTERNS: tuple[tuple[str, re.Pattern, int, tuple[str, ...]], ...] = (
+    ("bearer-token", re.compile(r"\b[Bb]earer\s+([A-Za-z0-9\-._~+/]{8,}=*)"), 1, ("earer",)),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 0, ("eyJ",)),
+    ("openai-style-key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), 0, ("sk-",)),
+    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})"), 0,
+     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    ("slack-token", re.compile(r"\bxox[bpoars]-[A-Za-z0-9-]{10,}"), 0, ("xox",)),
+    ("aws-access-key-id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 0, ("AKIA", "ASIA")),
+)
+# key=value or "key": "value" inside text; the value is masked when it looks random (or always, for passwords).
+ASSIGNMENT_HINT = re.compile(r"(?i)token|key|secret|passw|pwd")
+ASSIGNMENT = re.compile(
+    r"(?i)\b([\w.-]*?(token|key|secret|password|passwd|pwd)[\w.-]*)[\"']?\s*[=:]\s*[\"']?([^\s\"'&,;<>]{6,})")
+BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+URL_RUN = re.compile(r"[A-Za-z0-9._~+=:%-]+")  # a plain class: linear, even on a 10 MB text
+URL_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+MAX_DEPTH = 2  # base64 inside URL-encoding inside base64 is as far as anyone goes by accident
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What to mask."""
+
+    keys: frozenset[str] = DEFAULT_KEYS
+    """Lower-case key names whose values are replaced whole."""
+    patterns: tuple[re.Pattern, ...] = ()
+    """User regexes (--redact-regex): every match is replaced."""
+    literals: tuple[str, ...] = ()
+    """Exact secrets (--also-redact, or learned under secret keys), also found base64- and URL-encoded."""
+    builtin: bool = True
+    """Run the built-in scan for secret-looking strings."""
+    _variants: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+
+    @classmethod
+    def build(cls, keys: Iterable[str] = (), regexes: Iterable[str] = (), literals: Iterable[str] = (),
+              builtin: bool = True) -> "Rules":
+        """Rules from command-line values; raises ValueError for a regex that does not compile."""
+        patterns = []
+        for text in regexes:
+            try:
+                patterns.append(re.compile(text))
+            except re.error as exc:
+                raise ValueError(f"--redact-regex {text!r}: {exc}") from None
+        return cls(keys=DEFAULT_KEYS | {k.lower() for k in keys}, patterns=tuple(patterns),
+                   literals=tuple(sorted({s for s in literals if s and s != REDACTED}, key=len, reverse=True)),
+                   builtin=builtin)
+
+    def with_literals(self, more: Iterable[str]) -> "Rules":
+        """The same rules with more literal secrets."""
+        return Rules.build(self.keys, [p.pattern for p in self.patterns], [*self.literals, *more], self.builtin)
+
+    def variants(self) -> tuple[tuple[str, str], ...]:
+        """(kind, text) for every literal as it may appear: raw, URL-encoded, and inside base64."""
+        if not self._variants and self.literals:
+            out: list[tuple[str, str]] = []
+            for literal in self.literals:
+                out.append(("literal", literal))
+                for encoded in {quote(literal, safe=""), quote_plus(literal, safe="")} - {literal}:
+                    out += [("literal (url-encoded)", encoded), ("literal (url-encoded)", _lower_escapes(encoded))]
+                out += [("literal (base64)", core) for core in base64_cores(literal.encode("utf-8"))]
+            object.__setattr__(self, "_variants", tuple(out))
+        return self._variants
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One masked secret: what kind of rule caught it, and where (a JSONPath)."""
+
+    kind: str
+    path: str
+
+
+def _lower_escapes(text: str) -> str:
+    return re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), text)
+
+
+def base64_cores(data: bytes) -> list[str]:
+    """The parts of base64 text that encode data whatever bytes surround it (three alignments, both alphabets)."""
+    cores = []
+    for offset, skip in ((0, 0), (1, 2), (2, 3)):
+        encoded = base64.b64encode(b"\0" * offset + data).decode("ascii")
+        whole = 4 * ((offset + len(data)) // 3)  # the last partial group depends on the bytes that follow
+        core = encoded[skip:whole]
+        if len(core) >= 8:
+            cores += [core, core.replace("+", "-").replace("/", "_")]
+    if data:
+        cores.append(base64.b64encode(data).decode("ascii").rstrip("="))
+    return sorted(set(cores), key=len, reverse=True)
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy in bits per character."""
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values()) if text else 0.0
+
+
+def _looks_secret(name: str, value: str) -> bool:
+    if REDACTED in value:
+        return False
+    if name.lower() in ("password", "passwd", "pwd"):
+        return len(value) >= 4
+    return len(value) >= 16 and entropy(value) >= 3.0 and any(c.isdigit() for c in value)
+
+
+def find_spans(text: str, rules: Rules, depth: int = 0) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every secret in text, decoded layers included."""
+    spans: list[tuple[int, int, str]] = []
+    for kind, needle in rules.variants():
+        start = text.find(needle)
+        while start >= 0:
+            spans.append((start, start + len(needle), kind))
+            start = text.find(needle, start + 1)
+    for pattern in rules.patterns:
+        spans += [(m.start(), m.end(), "regex") for m in pattern.finditer(text) if m.end() > m.start()]
+    if rules.builtin:
+        for kind, pattern, group, hints in BUILTIN_PATTERNS:
+            if any(hint in text for hint in hints):
+                spans += [(m.start(group), m.end(group), kind) for m in pattern.finditer(text)]
+        for m in ASSIGNMENT.finditer(text) if ASSIGNMENT_HINT.search(text) else ():
+            if _looks_secret(m.group(2), m.group(3)):
+                spans.append((m.start(3), m.end(3), f"{m.group(2).lower()}= value"))
+    if depth < MAX_DEPTH:
+        spans += _encoded_spans(text, rules, depth)
+    return spans
+
+
+def _encoded_spans(text: str, rules: Rules, depth: int) -> list[tuple[int, int, str]]:
+    spans = []
+    for m in URL_RUN.finditer(text) if "%" in text else ():
+        if not URL_ESCAPE.search(m.group(0)):
+            continue
+        inner = find_spans(unquote_plus(m.group(0)), rules, depth + 1)
+        if inner:
+            spans.append((m.start(), m.end(), f"{inner[0][2]} (url-encoded)"))
+    for m in BASE64_RUN.finditer(text):
+        decoded = _b64_text(m.group(0))
+        if decoded is None:
+            continue
+        inner = find_spans(decoded, rules, depth + 1)
+        if inner:
+            spans.append((m.start(), m.end(), f"{inner[0][2]} (base64)"))
+    return spans
+
+
+def _b64_text(run: str) -> str | None:
+    """The run decoded as base64 text, or None when it is not base64 of UTF-8 text (most runs are plain words)."""
+    body = run.rstrip("=").replace("-", "+").replace("_", "/")
+    if len(body) % 4 == 1:
+        body = body[:-1]
+    try:
+        decoded = base64.b64decode(body + "=" * (-len(body) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):  # UnicodeDecodeError is a ValueError
+        return None
+    controls = len(_BINARY.findall(decoded))
+    return decoded if decoded and controls <= len(decoded) // 10 else None
+
+
+_BINARY = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+
+
+def redact_text(text: str, rules: Rules) -> tuple[str, list[str]]:
+    """text with every secret span replaced by [REDACTED], and the kinds found (in order)."""
+    # At one start, name the specific shape (github-token) rather than the generic key=value rule.
+    spans = sorted(find_spans(text, rules), key=lambda s: (s[0], "= value" in s[2], -s[1]))
+    if not spans:
+        return text, []
+    out, kinds, cursor = [], [], 0
+    merged: list[list] = []
+    for start, end, kind in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end, kind])
+    for start, end, kind in merged:
+        out += [text[cursor:start], REDACTED]
+        kinds.append(kind)
+        cursor = end
+    out.append(text[cursor:])
+    return "".join(out), kinds
+
+
+def child_path(path: str, key: Any) -> str:
+    """path.key, path[3] or path["odd key"]: a JSONPath to a child."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def redact_value(value: Any, rules: Rules, path: str = "$") -> tuple[Any, list[Finding]]:
+    """A copy of a JSON value with secrets masked, and what was masked where."""
+    findings: list[Finding] = []
+    return _walk(value, rules, path, findings), findings
+
+
+def _walk(value: Any, rules: Rules, path: str, findings: list[Finding]) -> Any:
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            where = child_path(path, key)
+            if isinstance(key, str) and key.lower() in rules.keys and item != REDACTED and item is not None:
+                out[key] = REDACTED
+                findings.append(Finding(f"key {key}", where))
+            else:
+                out[key] = _walk(item, rules, where, findings)
+        return out
+    if isinstance(value, list):
+        return [_walk(item, rules, child_path(path, i), findings) for i, item in enumerate(value)]
+    if isinstance(value, str):
+        masked, kinds = redact_text(value, rules)
+        findings.extend(Finding(kind, path) for kind in kinds)
+        return masked
+    return value
+
+
+def secrets_under_keys(value: Any, rules: Rules) -> list[str]:
+    """String values found under secret keys: masked where they stand, they are searched for everywhere else too."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and key.lower() in rules.keys and isinstance(item, str) and len(item) >= 4:
+                found.append(item)
+            else:
+                found += secrets_under_keys(item, rules)
+    elif isinstance(value, list):
+        for item in value:
+            found += secrets_under_keys(item, rules)
+    return found
+
+
+def redact_argv(argv: list[str]) -> tuple[list[str], list[int]]:
+    """A server command with the values of --token-style options masked, and the masked positions."""
+    option = re.compile(r"(?i)^--?[\w-]*(token|key|secret|password|passwd|auth)[\w-]*$")
+    out, masked = list(argv), []
+    for i, arg in enumerate(argv):
+        name, sep, _ = arg.partition("=")
+        if sep and option.match(name):
+            out[i] = f"{name}={REDACTED}"
+            masked.append(i)
+        elif option.match(arg) and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
+            out[i + 1] = REDACTED
+            masked.append(i + 1)
+    return out, masked

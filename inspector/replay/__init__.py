@@ -1,0 +1,13 @@
+"""Replay: re-send a recording's client→server traffic to a server and compare the answers, structurally.
+
+`compare` and `plan` are pure (data in, data out); `Replayer` does the I/O through a headless Wire, so the page can
+run the same engine with its own store.
+"""
+
+from .compare import ABSENT, DEFAULT_IGNORES, IGNORED, Difference, compare, mark_ignored, parse_path
+from .engine import DIFFERENT, EXTRA, MISSING, SAME, STATUSES, Replayer, ReplayError, ReplayReport, Step
+from .plan import Segment, ServerAsk, label_of, plan
+
+__all__ = ["ABSENT", "DEFAULT_IGNORES", "DIFFERENT", "EXTRA", "IGNORED", "MISSING", "SAME", "STATUSES", "Difference",
+           "ReplayError", "ReplayReport", "Replayer", "Segment", "ServerAsk", "Step", "compare", "label_of",
+           "mark_ignored", "parse_path", "plan"]

@@ -1,0 +1,162 @@
+"""Pure: compare a recorded JSON value with the one a replay produced, leaving out what ignore rules match.
+
+Every path in a Difference is a JSONPath that jsonpath-ng parses again, so a report line can be pasted as an
+--ignore rule. Lists of objects with a unique "name" or "uri" (tools, prompts, resources) are matched by it, so a
+removed tool is one difference rather than every later index shifting.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..redact import child_path
+
+# Values that differ from run to run by nature; --ignore adds to these, --no-default-ignores drops them.
+DEFAULT_IGNORES: tuple[tuple[str, str], ...] = (
+    ("$.id", "request ids: replay numbers its own requests, and the server numbers its requests to us"),
+    ("$.jsonrpc", "the protocol tag, not the server's answer"),
+    ("$.._meta.timestamp", "timestamps servers put in _meta"),
+    ("$..createdAt", "task creation times"),
+    ("$..lastUpdatedAt", "task update times"),
+    ("$..taskId", "task ids the server generates"),
+    ("$..elicitationId", "elicitation ids the server generates"),
+)
+
+
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+ABSENT: Any = _Absent()
+"""Marks a value that one side does not have at all (different from null)."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One place where the actual value differs from the recorded one."""
+
+    path: str
+    """A JSONPath to the place, usable as an --ignore rule."""
+    recorded: Any
+    """The recorded value, or ABSENT."""
+    actual: Any
+    """The value this run produced, or ABSENT."""
+
+    def to_dict(self) -> dict:
+        """JSON form; a side that does not exist is null plus "absent": "recorded" or "actual"."""
+        out = {"path": self.path, "recorded": None if self.recorded is ABSENT else self.recorded,
+               "actual": None if self.actual is ABSENT else self.actual}
+        if self.recorded is ABSENT or self.actual is ABSENT:
+            out["absent"] = "recorded" if self.recorded is ABSENT else "actual"
+        return out
+
+
+@functools.lru_cache(maxsize=256)
+def parse_path(text: str):
+    """A JSONPath expression (jsonpath-ng's extended syntax, so filters like [?(@.name=="x")] work).
+
+    Raises ValueError with the parser's reason for a bad expression.
+    """
+    from jsonpath_ng.exceptions import JSONPathError
+    from jsonpath_ng.ext import parse  # imported late: only replay needs it
+
+    try:
+        return parse(text)
+    except (JSONPathError, Exception) as exc:  # ply raises plain Exceptions for some inputs
+        raise ValueError(f"not a JSONPath expression: {text!r} ({exc})") from None
+
+
+class _Ignored:
+    def __repr__(self) -> str:
+        return "(ignored)"
+
+
+IGNORED: Any = _Ignored()
+"""Stands in for a value an ignore rule matched: equal to anything, even to a value the other side lacks."""
+
+
+def mark_ignored(value: Any, ignore_paths: Iterable[Any]) -> Any:
+    """A copy of value with everything the rules match replaced by IGNORED.
+
+    Replaced rather than deleted: deleting list items would shift the indices later rules and the diff rely on.
+    """
+    value = copy.deepcopy(value)
+    for rule in ignore_paths:
+        expr = parse_path(rule) if isinstance(rule, str) else rule
+        try:
+            value = expr.update(value, IGNORED)
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+            continue  # the rule does not fit this value's shape: nothing to ignore
+    return value
+
+
+def compare(recorded: Any, actual: Any, ignore_paths: Iterable[Any] = ()) -> list[Difference]:
+    """The differences between two JSON values, leaving out what the ignore rules match on either side."""
+    rules = list(ignore_paths)
+    out: list[Difference] = []
+    _diff("$", mark_ignored(recorded, rules), mark_ignored(actual, rules), out)
+    return out
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    # true == 1 in Python but not in JSON; 1 and 1.0 are the same JSON number.
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    return type(a) is type(b) and a == b
+
+
+def _list_key(items: list) -> str | None:
+    """"name" or "uri" when every item is an object with a unique string under it: tools, prompts, resources."""
+    for key in ("name", "uri"):
+        names = [item.get(key) for item in items if isinstance(item, dict)]
+        if len(names) == len(items) and all(isinstance(n, str) for n in names) and len(set(names)) == len(names):
+            return key
+    return None
+
+
+def _shared_key(a: list, b: list) -> str | None:
+    keys = {_list_key(side) for side in (a, b) if side}
+    return keys.pop() if len(keys) == 1 and None not in keys else None
+
+
+def _plain(value: Any) -> Any:
+    """A value fit for a report: IGNORED markers inside it shown as text."""
+    if value is IGNORED:
+        return "(ignored)"
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _diff(path: str, a: Any, b: Any, out: list[Difference]) -> None:
+    if a is IGNORED or b is IGNORED:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in list(a) + [k for k in b if k not in a]:
+            _diff(child_path(path, key), a.get(key, ABSENT), b.get(key, ABSENT), out)
+    elif isinstance(a, list) and isinstance(b, list):
+        kept_a, kept_b = [x for x in a if x is not IGNORED], [x for x in b if x is not IGNORED]
+        key = _shared_key(kept_a, kept_b)
+        if key:
+            # Match by name, so a removed tool is one difference rather than every later index shifting.
+            by_a, by_b = {item[key]: item for item in kept_a}, {item[key]: item for item in kept_b}
+            for name in list(by_a) + [n for n in by_b if n not in by_a]:
+                where = f"{path}[?(@.{key}=={json.dumps(name, ensure_ascii=False)})]"
+                _diff(where, by_a.get(name, ABSENT), by_b.get(name, ABSENT), out)
+        else:
+            for index in range(max(len(a), len(b))):
+                _diff(child_path(path, index), a[index] if index < len(a) else ABSENT,
+                      b[index] if index < len(b) else ABSENT, out)
+    elif a is ABSENT and b is ABSENT:
+        return
+    elif a is ABSENT or b is ABSENT or not _same_scalar(a, b):
+        out.append(Difference(path, _plain(a), _plain(b)))

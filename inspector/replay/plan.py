@@ -1,0 +1,77 @@
+"""Pure: read a recording into what a replay sends, where it waits, and how it answers the server."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import jsonrpc
+from ..records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Pairer, Record
+
+
+@dataclass
+class ServerAsk:
+    """A request the server made of the client in the recording, with the answer that was recorded for it."""
+
+    seq: int
+    request: dict
+    reply: dict | None = None
+
+
+@dataclass
+class Segment:
+    """One run of the server process in the recording (a recorded restart begins a new segment)."""
+
+    actions: list[tuple[str, Record]] = field(default_factory=list)
+    """("send", record) for client traffic, ("wait", request record) where the recording saw its response."""
+    responses: dict[int, dict] = field(default_factory=dict)
+    """Recorded response per request seq."""
+    asks: list[ServerAsk] = field(default_factory=list)
+
+
+def plan(records: list[Record]) -> list[Segment]:
+    """What to send, when to wait, and how to answer the server, per recorded server process."""
+    segments = [Segment()]
+    pairer = Pairer()
+    requests: dict[int, Record] = {}
+    asks: dict[int, ServerAsk] = {}
+    started = False
+    for record in records:
+        segment = segments[-1]
+        if record.kind == EVENT:
+            if record.event == "spawn":
+                if started:
+                    segments.append(Segment())
+                started = True
+            elif record.event == "exit":
+                pairer.forget()  # nothing can answer the old process's requests any more
+            pairer.observe(record)
+            continue
+        pairing = pairer.observe(record)
+        kind = jsonrpc.classify(record.msg)[0] if record.kind == MESSAGE else record.kind
+        if record.dir == TO_SERVER and record.kind == MESSAGE and kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
+            ask = asks.get(pairing.pair_seq) if pairing.pair_seq is not None else None
+            if ask is not None:
+                ask.reply = record.msg  # answers are given when the server asks, not in file order
+            continue
+        if record.dir == TO_SERVER and record.kind in (MESSAGE, INVALID):
+            segment.actions.append(("send", record))
+            if kind == jsonrpc.REQUEST:
+                requests[record.seq] = record
+        elif record.dir == FROM_SERVER and record.kind == MESSAGE:
+            if kind == jsonrpc.REQUEST and record.msg["method"] != "ping":  # keep-alives are not part of a replay
+                asks[record.seq] = ServerAsk(record.seq, record.msg)
+                segment.asks.append(asks[record.seq])
+            elif kind in (jsonrpc.RESPONSE, jsonrpc.ERROR) and pairing.pair_seq in requests:
+                segment.responses[pairing.pair_seq] = record.msg
+                segment.actions.append(("wait", requests[pairing.pair_seq]))
+    return [s for s in segments if s.actions or s.asks]
+
+
+def label_of(msg: Any) -> str:
+    """The tool, prompt or resource a request is about, for the report."""
+    params = msg.get("params") if isinstance(msg, dict) else None
+    if not isinstance(params, dict):
+        return ""
+    value = params.get("uri") if msg.get("method") in ("resources/read", "resources/subscribe") else params.get("name")
+    return value if isinstance(value, str) else ""
