@@ -75,25 +75,27 @@ class LiveConnection:
             self._send("".join(parts))
 
     def _panels(self, names) -> list[str]:
-        session = self.session
         parts = []
         for name in names:
-            if name == "server":
-                parts.append(render_template("partials/_push.html", target="#server-panel", swap="outerHTML",
-                                             partial="partials/_server.html", server=session.server,
-                                             command=session.command))
-            elif name == "tools":
-                parts.append(render_template("partials/_push.html", target="#tools-list", swap="outerHTML",
-                                             partial="partials/_tools.html", tools=session.server.tools))
-            elif name == "watch":
-                parts.append(render_template("partials/_push.html", target="#watch-status", swap="outerHTML",
-                                             partial="partials/_watch.html"))
-            elif name.startswith("call:"):
-                call = session.calls.get(int(name[5:]))
-                if call is not None:
-                    parts.append(render_template("partials/_push.html", target=f"#call-{call.id}", swap="outerHTML",
-                                                 partial="partials/_call.html", call=call, poll=False))
+            try:
+                parts.extend(self._panel(name))
+            except Exception:  # a region that fails to render must not take the live connection down
+                current_app.logger.exception("could not render %s for the page", name)
         return parts
+
+    def _panel(self, name: str) -> list[str]:
+        """The push for one signalled region (none for names this page does not show)."""
+        session = self.session
+        if name == "server":
+            return [push("#server-panel", "partials/_server.html", server=session.server, command=session.command)]
+        if name == "tools":
+            return [push("#tools-list", "partials/_tools.html", tools=session.server.tools)]
+        if name == "watch":
+            return [push("#watch-status", "partials/_watch.html")]
+        if name.startswith("call:"):
+            call = session.calls.get(int(name[5:]))
+            return [push(f"#call-{call.id}", "partials/_call.html", call=call, poll=False)] if call else []
+        return []
 
     def _send(self, text: str) -> None:
         try:
@@ -118,6 +120,11 @@ class LiveConnection:
                     self._requested_filters = Filters.from_mapping({**message, "filtered": True})
                 self.store.signal("filters")
         self.open = False
+
+
+def push(target: str, partial: str, **context) -> str:
+    """A region re-rendered and wrapped for htmx 4 to swap in place of `target`."""
+    return render_template("partials/_push.html", target=target, swap="outerHTML", partial=partial, **context)
 
 
 def register_live(app: Flask) -> None:

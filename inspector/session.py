@@ -85,6 +85,8 @@ class Call:
     request_seq: int = 0
     response_seq: int | None = None
     elapsed_ms: float | None = None
+    done: threading.Event = field(default_factory=threading.Event)
+    """Set once the call has its final state."""
 
 
 @dataclass
@@ -121,7 +123,9 @@ class Session:
         self.server = ServerState()
         self.calls: dict[int, Call] = {}
         self.last_arguments: dict[str, str] = {}
-        """Per tool, the arguments text last sent from the page (inputs survive reloads)."""
+        """Per tool, the arguments last typed or sent from the page, as JSON text (inputs survive reloads)."""
+        self.tool_modes: dict[str, str] = {}
+        """Per tool, whether the page shows the generated form or the JSON editor."""
         self._ids = itertools.count(1)
         self._call_ids = itertools.count(1)
         self._pending: dict[int, Pending] = {}
@@ -252,6 +256,7 @@ class Session:
                 call.state, call.error = "error", pending.response["error"]
             else:
                 call.state, call.result = "result", (pending.response or {}).get("result")
+            call.done.set()
             self.store.signal(f"call:{call.id}")
 
         params: dict[str, Any] = {"name": name}

@@ -29,6 +29,7 @@ class RecordedSession:
         self.name = name
         self.calls: dict = {}
         self.last_arguments: dict[str, str] = {}
+        self.tool_modes: dict[str, str] = {}
         self.server = ServerState(state="recorded")
         self._rebuild()
 

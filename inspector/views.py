@@ -8,6 +8,7 @@ import time
 
 from flask import Flask, Response, abort, current_app, render_template, request
 
+from . import tool_views
 from .present import pretty
 from .store import Filters
 
@@ -92,44 +93,17 @@ def register(app: Flask) -> None:
         value = record.msg if record.kind == "message" else record.to_dict()
         return Response(json.dumps(value, ensure_ascii=False, indent=2), mimetype="application/json")
 
-    @app.get("/tools/<path:name>")
-    def tool_detail(name: str):
-        if name.endswith("/call"):
-            abort(405)  # the action is POST only; without this the GET would look up a tool named "x/call"
-        session = services()["session"]
-        tool = session.tool(name)
-        if tool is None:
-            return error_partial(f"the server lists no tool named {name!r}", 404)
-        if services().get("restarter"):
-            services()["restarter"].seen(name)
-        return render_template("partials/_tool_detail.html", tool=tool,
-                               arguments_text=session.last_arguments.get(name, "{}"), problem=None)
-
-    @app.post("/tools/<path:name>/call")
-    def tool_call(name: str):
-        session = services()["session"]
-        tool = session.tool(name)
-        if tool is None:
-            return error_partial(f"the server lists no tool named {name!r}", 404)
-        text = request.form.get("arguments", "") if request.mimetype != "application/json" else json.dumps(
-            (request.get_json(silent=True) or {}).get("arguments", {}))
-        try:
-            arguments = json.loads(text) if text.strip() else {}
-        except ValueError as exc:
-            return render_template("partials/_call_problem.html",
-                                   problem=f"Arguments (JSON) is not valid JSON: {exc}"), 422
-        if not isinstance(arguments, dict):
-            return render_template("partials/_call_problem.html",
-                                   problem="Arguments (JSON) must be a JSON object, like {\"text\": \"hello\"}"), 422
-        call = session.call_tool(name, arguments, arguments_text=text)
-        return render_template("partials/_call.html", call=call, poll=True)
-
     @app.get("/calls/<int:call_id>")
     def call_state(call_id: int):
         call = services()["session"].calls.get(call_id)
         if call is None:
             return error_partial(f"no call #{call_id}", 404)
-        return render_template("partials/_call.html", call=call, poll=False)
+        # ?wait=S long-polls: the answer then carries the final state, so it can never overwrite a result the
+        # websocket pushed first with an older "pending".
+        wait = min(max(request.args.get("wait", 0, type=float), 0.0), 60.0)
+        if wait:
+            call.done.wait(wait)
+        return render_template("partials/_call.html", call=call, poll=call.state == "pending")
 
     @app.post("/server/stop")
     def server_stop():
@@ -161,4 +135,12 @@ def register(app: Flask) -> None:
 
     # Error bodies are small text partials: htmx 4 swaps them into the page, and no traceback may reach it.
     for code, message in ERROR_MESSAGES.items():
-        app.register_error_handler(code, lambda _exc, code=code, message=message: error_partial(message, code))
+        app.register_error_handler(code, lambda exc, code=code, message=message: error_partial(
+            _own_description(exc) or message, code))
+    tool_views.register(app)
+
+
+def _own_description(exc) -> str | None:
+    """The description given to abort(), if any (not werkzeug's generic text)."""
+    description = getattr(exc, "description", None)
+    return description if description and description != type(exc).description else None

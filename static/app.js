@@ -249,17 +249,114 @@
   // request before it is sent, and cancelling it drops the request.
   document.addEventListener('htmx:config:request', function (e) {
     var elt = e.target;
-    if (!elt.closest) return;
-    var ctx = e.detail && e.detail.ctx;
-    var form = elt.closest('form') || (ctx && ctx.request && ctx.request.form);
+    // Only a form's own submit is checked and confirmed: the JSON toggle and the draft saver inside a
+    // call form post it too, and must neither be blocked nor ask.
+    if (!elt.matches || !elt.matches('form')) return;
     // The JSON check comes first: no point confirming a request that will not be sent.
-    if (!argumentsAreJson(form)) {
+    if (!argumentsAreJson(elt)) {
       e.preventDefault();
       return;
     }
-    var asker = elt.closest('[data-confirm]') || (form && form.closest('[data-confirm]'));
-    if (asker && !window.confirm(asker.getAttribute('data-confirm'))) e.preventDefault();
+    if (elt.hasAttribute('data-confirm') && !window.confirm(elt.getAttribute('data-confirm'))) e.preventDefault();
   });
+
+  // ---- generated tool forms: array rows, union branches, null choices --------------------------
+  // Names follow inspector/schema_form.py: a row template's key ends in "~new"; a new row gets the
+  // same key with a fresh number wherever that key starts an attribute value.
+  function renameKeys(root, templateKey, newKey) {
+    var attrs = ['name', 'id', 'for', 'data-key', 'data-row-key', 'data-template-key'];
+    var nodes = [root].concat(Array.prototype.slice.call(root.querySelectorAll('*')));
+    nodes.forEach(function (node) {
+      attrs.forEach(function (attr) {
+        var value = node.getAttribute && node.getAttribute(attr);
+        if (!value) return;
+        var at = value.indexOf(templateKey);
+        var end = at + templateKey.length;
+        if (at >= 0 && (end === value.length || value.charAt(end) === '/')) {
+          node.setAttribute(attr, value.slice(0, at) + newKey + value.slice(end));
+        }
+      });
+    });
+  }
+
+  function rowCountState(fieldset) {
+    var rows = fieldset.querySelectorAll(':scope > .f-rows > .f-row').length;
+    var max = fieldset.getAttribute('data-max-items');
+    var min = fieldset.getAttribute('data-min-items');
+    var add = fieldset.querySelector(':scope > .row-add');
+    if (add) add.disabled = max !== null && rows >= parseInt(max, 10);
+    fieldset.querySelectorAll(':scope > .f-rows > .f-row > .row-tools > .row-remove').forEach(function (b) {
+      b.disabled = min !== null && rows <= parseInt(min, 10);
+    });
+  }
+
+  document.addEventListener('click', function (e) {
+    var button = e.target.closest && e.target.closest('button');
+    if (!button) return;
+    var fieldset = button.closest('.f-array, .f-keyvalue');
+    if (button.classList.contains('row-add') && fieldset) {
+      var template = fieldset.querySelector(':scope > template.row-template');
+      if (!template) return;
+      var next = parseInt(fieldset.getAttribute('data-next') || '0', 10);
+      fieldset.setAttribute('data-next', String(next + 1));
+      var templateKey = template.getAttribute('data-template-key');
+      var newKey = templateKey.slice(0, -'~new'.length) + next;
+      var row = template.content.firstElementChild.cloneNode(true);
+      renameKeys(row, templateKey, newKey);
+      fieldset.querySelector(':scope > .f-rows').appendChild(row);
+      if (window.htmx) htmx.process(row);
+      var first = row.querySelector('input:not([type=hidden]), select, textarea');
+      if (first) first.focus();
+      rowCountState(fieldset);
+      fieldset.dispatchEvent(new Event('change', { bubbles: true }));
+      return;
+    }
+    var row = button.closest('.f-row');
+    if (!row || !fieldset) return;
+    if (button.classList.contains('row-remove')) {
+      row.remove();
+    } else if (button.classList.contains('row-up') && row.previousElementSibling) {
+      row.parentElement.insertBefore(row, row.previousElementSibling);
+    } else if (button.classList.contains('row-down') && row.nextElementSibling) {
+      row.parentElement.insertBefore(row.nextElementSibling, row);
+    } else {
+      return;
+    }
+    rowCountState(fieldset);
+    fieldset.dispatchEvent(new Event('change', { bubbles: true }));
+  });
+
+  document.addEventListener('change', function (e) {
+    var target = e.target;
+    if (!target.matches) return;
+    if (target.matches('.branch-select')) {
+      var union = target.closest('.f-oneof');
+      union.querySelectorAll(':scope > .branch').forEach(function (branch) {
+        branch.hidden = branch.getAttribute('data-branch') !== target.value;
+      });
+    } else if (target.matches('.null-toggle')) {
+      var holder = target.closest('.f-field, .f-object, .f-array, .f-keyvalue, .f-oneof, .f-json');
+      if (holder) holder.classList.toggle('is-null', target.checked);
+    }
+  });
+
+  document.addEventListener('htmx:after:settle', function () {
+    document.querySelectorAll('.f-array, .f-keyvalue').forEach(rowCountState);
+    pollPendingCalls();
+  });
+
+  // ---- pending tool calls --------------------------------------------------------------------
+  // A call's answer is pushed over the websocket, but the push can arrive before the pending call
+  // is in the page. So each pending call is also long-polled once it is in the page (the server
+  // answers when the call is done, or with a fresh pending element to poll again).
+  function pollPendingCalls() {
+    if (!window.htmx) return;
+    document.querySelectorAll('.call[data-poll]:not([data-polling])').forEach(function (call) {
+      call.setAttribute('data-polling', '1');
+      htmx.ajax('GET', call.getAttribute('data-poll'), { target: '#' + call.id, swap: 'outerHTML' });
+    });
+  }
+  document.addEventListener('DOMContentLoaded', pollPendingCalls);
 
   // ---- copy JSON -----------------------------------------------------------------------------
   function copyText(text) {

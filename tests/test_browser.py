@@ -19,6 +19,14 @@ def real_errors(page) -> list[str]:
     return [e for e in page.console_errors if not any(b in e for b in BENIGN_CONSOLE)]
 
 
+def json_editor(page):
+    """Switch the selected tool's form to the JSON editor and return the editor."""
+    page.get_by_role("button", name="JSON", exact=True).click()
+    editor = page.get_by_label("Arguments (JSON)")
+    editor.wait_for()
+    return editor
+
+
 def open_page(page, inspector):
     page.goto(inspector.url)
     assert page.url.endswith("/"), "the token is traded for a cookie and the URL cleaned"
@@ -32,7 +40,7 @@ def test_demo_call_a_tool_and_see_it_in_the_timeline_and_after_reload(page, insp
     open_page(page, inspector)
     assert page.get_by_role("button", name=re.compile("^Word count")).is_visible()
     page.get_by_role("button", name=re.compile("^Word count")).click()
-    page.get_by_label("Arguments (JSON)").fill('{"text": "the cat sat on the mat"}')
+    page.get_by_label("text").fill("the cat sat on the mat")
     page.get_by_role("button", name="Call", exact=True).click()
     result = page.locator(".call.state-result")
     result.wait_for()
@@ -85,6 +93,7 @@ def test_is_error_and_json_rpc_error_look_different(page, inspector_factory, tmp
     inspector = inspector_factory(["python3", str(script)])
     open_page(page, inspector)
     page.get_by_role("button", name=re.compile("^tool_error")).click()
+    page.locator('.tool-detail[data-tool="tool_error"]').wait_for()
     page.get_by_role("button", name="Call", exact=True).click()
     tool_error = page.locator(".call.state-result .is-error")
     tool_error.wait_for()
@@ -93,6 +102,7 @@ def test_is_error_and_json_rpc_error_look_different(page, inspector_factory, tmp
     style = "e => { const s = getComputedStyle(e); return [s.borderColor, s.backgroundColor]; }"
     tool_error_style = tool_error.evaluate(style)
     page.get_by_role("button", name=re.compile("^rpc_error")).click()
+    page.locator('.tool-detail[data-tool="rpc_error"]').wait_for()
     page.get_by_role("button", name="Call", exact=True).click()
     rpc_error = page.locator(".call.state-error .rpc-error")
     rpc_error.wait_for()
@@ -105,7 +115,7 @@ def test_invalid_json_is_refused_in_the_page(page, inspector_factory):
     inspector = inspector_factory([], "--demo")
     open_page(page, inspector)
     page.get_by_role("button", name=re.compile("^Word count")).click()
-    page.get_by_label("Arguments (JSON)").fill('{"text": ')
+    json_editor(page).fill('{"text": ')
     page.get_by_role("button", name="Call", exact=True).click()
     error = page.locator(".json-error")
     wait_for(lambda: error.inner_text().strip() != "", 5, message="JSON error shown")

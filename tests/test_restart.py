@@ -213,7 +213,7 @@ def test_page_shows_the_restart_the_changed_tool_and_keeps_the_input(page, inspe
     inspector = start(inspector_factory, project)
     page.goto(inspector.url)
     page.locator("#tools-list .tool-item", has_text="word_count").click()
-    page.get_by_label("Arguments (JSON)").fill('{"text": "typed before the edit"}')
+    page.get_by_label("text").fill("typed before the edit")
     page.get_by_role("button", name="Call", exact=True).click()
     page.locator(".call.state-result").wait_for()
     write_server(project, [tool("word_count", "Count the words, now better."), BASE_TOOLS[1], BASE_TOOLS[2]])
@@ -228,6 +228,6 @@ def test_page_shows_the_restart_the_changed_tool_and_keeps_the_input(page, inspe
     assert "/description" in diff_row.locator(".diff").inner_text()
     assert diff_row.locator(".text-diff ins").count() >= 1
     page.locator("#tools-list .tool-item", has_text="word_count").click()
-    assert page.get_by_label("Arguments (JSON)").input_value() == '{"text": "typed before the edit"}'
+    assert page.get_by_label("text").input_value() == "typed before the edit"
     wait_for(lambda: page.locator("#tools-list .tool-item .mark-changed").count() == 0, 5,
              message="the mark goes once the tool was looked at")

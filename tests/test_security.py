@@ -485,7 +485,9 @@ def test_security_headers_on_every_response(insp, method, path, kwargs, expected
     assert status == expected, body[:300]
     assert_security_headers(headers)
     if status >= 400:
-        assert len(body) < 2000 and b"Traceback" not in body and b"<script" not in body.lower()
+        # Errors are small partials; a 422 re-renders the tool's form with the problem beside its field.
+        assert len(body) < (20000 if status == 422 else 2000)
+        assert b"Traceback" not in body and b"<script" not in body.lower()
         assert not body.lstrip().lower().startswith((b"<!doctype", b"<html"))  # a partial, not a whole page
 
 
@@ -515,8 +517,10 @@ FORBIDDEN_IN_TEMPLATES = {
     "inline style element": r"<style\b",
 }
 FORBIDDEN_IN_JS = {
-    "innerHTML": r"\binnerHTML\b",
-    "outerHTML": r"\bouterHTML\b",
+    # Property sinks; the swap-style names htmx takes as strings ('outerHTML') are not sinks.
+    "innerHTML": r"\.innerHTML\b",
+    "outerHTML": r"\.outerHTML\b",
+    "bracketed sink": r"\[\s*['\"](inner|outer)HTML['\"]\s*\]",
     "insertAdjacentHTML": r"insertAdjacentHTML",
     "document.write": r"document\.write",
     "eval": r"\beval\s*\(|new\s+Function\s*\(",

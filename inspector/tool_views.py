@@ -1,0 +1,151 @@
+"""The Tools workbench: a form generated from each tool's inputSchema (or its JSON), calls, history, re-runs.
+
+The form posts urlencoded pairs named by schema_form's contract; the order of the pairs matters (array rows are
+taken in the order they appear), so the raw body is parsed here rather than through Flask's MultiDict.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import parse_qsl
+
+from flask import Flask, abort, current_app, render_template, request
+
+from . import schema_form
+
+HISTORY = 20
+
+
+def _services():
+    return current_app.extensions["inspector"]
+
+
+def _pairs() -> list[tuple[str, str]]:
+    return parse_qsl(request.get_data(as_text=True), keep_blank_values=True)
+
+
+def _schema(tool: dict) -> dict:
+    schema = tool.get("inputSchema")
+    return schema if isinstance(schema, dict) else {"type": "object"}
+
+
+def _dump(arguments) -> str:
+    return json.dumps(arguments, ensure_ascii=False, indent=2)
+
+
+def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: str | None = None,
+                errors: dict | None = None, problem: str | None = None, call=None, status: int = 200):
+    """The tool's workbench: form or JSON editor pre-filled with the given (or the last) arguments."""
+    session = _services()["session"]
+    name = tool["name"]
+    mode = mode or session.tool_modes.get(name, "form")
+    session.tool_modes[name] = mode
+    if arguments is None and text is None:
+        text = session.last_arguments.get(name)
+        try:
+            arguments = json.loads(text) if text else None
+        except ValueError:
+            arguments = None
+    schema = _schema(tool)
+    form = None
+    if mode == "form":
+        form = schema_form.form_from_arguments(schema, arguments) if isinstance(arguments, dict) \
+            else schema_form.build_form(schema)
+    elif text is None:
+        text = _dump(arguments if arguments is not None else {})
+    history = sorted((c for c in session.calls.values() if c.tool == name), key=lambda c: c.id, reverse=True)
+    return render_template("partials/_tool_detail.html", tool=tool, mode=mode, form=form, arguments_text=text or "{}",
+                           errors=errors or {}, problem=problem, call=call, history=history[:HISTORY]), status
+
+
+def _read_arguments(tool: dict, mode: str, pairs) -> tuple[object, str | None, dict]:
+    """(arguments, problem, conversion errors) from a posted form or JSON editor."""
+    if mode == "form":
+        result = schema_form.arguments_from_form(_schema(tool), pairs)
+        return result.arguments, None, dict(result.errors)
+    text = dict(pairs).get("arguments", "")
+    try:
+        arguments = json.loads(text) if text.strip() else {}
+    except ValueError as exc:
+        return None, f"Arguments (JSON) is not valid JSON: {exc}", {}
+    if not isinstance(arguments, dict):
+        return None, "Arguments (JSON) must be a JSON object, like {\"text\": \"hello\"}", {}
+    return arguments, None, {}
+
+
+def register(app: Flask) -> None:
+    """Attach the tool routes."""
+
+    def tool_or_404(name: str) -> dict:
+        tool = _services()["session"].tool(name)
+        if tool is None:
+            abort(404, description=f"the server lists no tool named {name!r}")
+        return tool
+
+    @app.get("/tools/<path:name>")
+    def tool_detail(name: str):
+        if name.endswith(("/call", "/form", "/draft")):
+            abort(405)  # actions are POST only; without this the GET would look up a tool named "x/call"
+        tool = tool_or_404(name)
+        if _services().get("restarter"):
+            _services()["restarter"].seen(name)
+        return render_tool(tool)
+
+    @app.post("/tools/<path:name>/form")
+    def tool_toggle(name: str):
+        """The JSON toggle: form → JSON editor and back, without losing input."""
+        tool = tool_or_404(name)
+        pairs = _pairs()
+        mode = dict(pairs).get("mode", "form")
+        arguments, problem, _ = _read_arguments(tool, mode, pairs)
+        if problem:  # invalid JSON cannot become a form: stay in the editor and say why
+            return render_tool(tool, mode="json", text=dict(pairs).get("arguments", ""), problem=problem, status=422)
+        _services()["session"].last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+        return render_tool(tool, mode="json" if mode == "form" else "form", arguments=arguments)
+
+    @app.post("/tools/<path:name>/draft")
+    def tool_draft(name: str):
+        """Keep what the user typed, so switching tools or reloading does not lose it."""
+        tool = tool_or_404(name)
+        pairs = _pairs()
+        mode = dict(pairs).get("mode", "form")
+        arguments, problem, _ = _read_arguments(tool, mode, pairs)
+        session = _services()["session"]
+        session.last_arguments[name] = dict(pairs).get("arguments", "") if problem else json.dumps(
+            arguments, ensure_ascii=False)
+        return "", 204
+
+    @app.post("/tools/<path:name>/call")
+    def tool_call(name: str):
+        tool = tool_or_404(name)
+        session = _services()["session"]
+        if request.mimetype == "application/json":
+            body = request.get_json(silent=True) or {}
+            pairs = [("mode", "api"), ("arguments", json.dumps(body.get("arguments", {})))]
+        else:
+            pairs = _pairs()
+        values = dict(pairs)
+        # The page always says its mode; a bare {"arguments": ...} post is an API call, sent as it is.
+        mode = values.get("mode", "api")
+        arguments, problem, errors = _read_arguments(tool, "form" if mode == "form" else "json", pairs)
+        shown_mode = "form" if mode == "form" else "json"
+        if problem:
+            return render_tool(tool, mode="json", text=values.get("arguments", ""), problem=problem, status=422)
+        if mode != "api":
+            errors = {**schema_form.validate(_schema(tool), arguments), **errors}
+            if errors and values.get("action") != "send-anyway":
+                session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+                return render_tool(tool, mode=shown_mode, arguments=arguments, errors=errors, status=422)
+        call = session.call_tool(name, arguments, arguments_text=json.dumps(arguments, ensure_ascii=False))
+        return render_tool(tool, mode=shown_mode, arguments=arguments, call=call)
+
+    @app.post("/calls/<int:call_id>/rerun")
+    def call_rerun(call_id: int):
+        session = _services()["session"]
+        past = session.calls.get(call_id)
+        if past is None:
+            abort(404, description=f"no call #{call_id}")
+        tool = tool_or_404(past.tool)
+        call = session.call_tool(past.tool, past.arguments,
+                                 arguments_text=json.dumps(past.arguments, ensure_ascii=False))
+        return render_tool(tool, arguments=past.arguments, call=call)
