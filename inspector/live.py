@@ -92,6 +92,9 @@ class LiveConnection:
             return [push("#tools-list", "partials/_tools.html", tools=session.server.tools)]
         if name == "watch":
             return [push("#watch-status", "partials/_watch.html")]
+        if name == "replay":
+            state = current_app.extensions["inspector"].get("replay_state") or {}
+            return [push("#replay-report", "partials/_replay.html", run=state.get("replay"))]
         if name.startswith("call:"):
             call = session.calls.get(int(name[5:]))
             return [push(f"#call-{call.id}", "partials/_call.html", call=call, poll=False)] if call else []

@@ -63,6 +63,8 @@ class Record:
             out["dir"] = self.dir
             out["raw"] = self.raw
             out["error"] = self.error
+            if self.origin:
+                out["origin"] = self.origin
         elif self.kind == EVENT:
             out["event"] = self.event
             out["detail"] = self.detail

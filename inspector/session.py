@@ -239,6 +239,26 @@ class Session:
                 return None
         return record
 
+    def send_raw(self, line: str) -> Record | None:
+        """Send exactly this line (one line, even if it is not JSON or not JSON-RPC), marked as hand-made."""
+        process = self._process
+        if process is None or process.exited.is_set():
+            return None
+        line = line.replace("\r", "").replace("\n", " ")  # stdio framing: one message, one line
+        decoded = jsonrpc.decode_line(line.encode("utf-8", "surrogatepass"))
+        if decoded.kind == jsonrpc.INVALID:
+            record = Record(INVALID, dir=TO_SERVER, raw=line, error=decoded.problem, origin="user")
+        else:
+            record = Record(MESSAGE, dir=TO_SERVER, msg=decoded.msg, origin="user")
+        with self._send_lock:
+            self.store.add(record)
+            try:
+                process.send((line + "\n").encode("utf-8", "replace"))
+            except (BrokenPipeError, OSError, ValueError) as exc:
+                self.event("transport-error", {"error": f"could not write to the server: {exc}", "seq": record.seq})
+                return None
+        return record
+
     # -- tool calls from the page ----------------------------------------------------------------------------
 
     def call_tool(self, name: str, arguments: Any, *, arguments_text: str | None = None) -> Call:

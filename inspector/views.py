@@ -8,7 +8,7 @@ import time
 
 from flask import Flask, Response, abort, current_app, render_template, request
 
-from . import tool_views
+from . import share_views, tool_views
 from .present import pretty
 from .store import Filters
 
@@ -138,6 +138,7 @@ def register(app: Flask) -> None:
         app.register_error_handler(code, lambda exc, code=code, message=message: error_partial(
             _own_description(exc) or message, code))
     tool_views.register(app)
+    share_views.register(app)
 
 
 def _own_description(exc) -> str | None:

@@ -1,0 +1,113 @@
+"""Recordings from the page: copy as command, raw lines, export, open and replay an uploaded recording."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import urllib.parse
+import uuid
+
+from conftest import fixture_command, read_records, records_in, wait_for
+
+
+def wait_tools(inspector):
+    wait_for(lambda: any(r.get("kind") == "message" and "tools" in (r["msg"].get("result") or {})
+                         for r in records_in(inspector.record)), 15, message="tools listed")
+
+
+def multipart(inspector, path: str, filename: str, content: bytes):
+    boundary = uuid.uuid4().hex
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"recording\"; filename=\"{filename}\"\r\n"
+            f"Content-Type: application/octet-stream\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
+    return inspector.request("POST", path, body=body, headers={
+        "HX-Request": "true", "Origin": inspector.origin, "Content-Type": f"multipart/form-data; boundary={boundary}"})
+
+
+def test_copy_as_command_reproduces_a_request(inspector_factory):
+    inspector = inspector_factory(fixture_command("raw_server"))
+    wait_tools(inspector)
+    inspector.post("/tools/add/call", {"arguments": '{"a": 1, "b": 2}'})
+    seq = wait_for(lambda: next((r["seq"] for r in records_in(inspector.record) if r.get("kind") == "message"
+                                 and r["msg"].get("method") == "tools/call"), None), 10, message="call recorded")
+    status, headers, body = inspector.request("GET", f"/records/{seq}/command")
+    line = body.decode().strip()
+    assert status == 200 and headers["content-type"].startswith("text/plain")
+    assert line.startswith("mcp-inspect call tools/call --tool add --args ")
+    assert "raw_server.py" in line and '"a":1' in line.replace(" ", "")
+    assert inspector.request("GET", "/records/1/command")[0] == 404  # the spawn event is not a request
+
+
+def test_raw_lines_are_sent_exactly_and_marked_hand_made(inspector_factory, tmp_path):
+    log = tmp_path / "fake.log"
+    inspector = inspector_factory(fixture_command("fake_server", "ok"), env={"FAKE_LOG": str(log)})
+    wait_tools(inspector)
+    for line in ("this is not json", '{"jsonrpc": "2.0", "id": "hand-1", "method": "ping"}'):
+        status, _, body = inspector.post("/raw", {"line": line})
+        assert status == 200 and "hand-made" in body.decode()
+    wait_for(lambda: log.exists() and "hand-1" in log.read_text(), 10, message="raw lines reached the server")
+    assert "this is not json" in log.read_text()
+    records = read_records(inspector.record)
+    invalid = next(r for r in records if r["kind"] == "invalid" and r["dir"] == "to_server")
+    assert invalid["raw"] == "this is not json" and invalid["origin"] == "user"
+    ping = next(r for r in records if r["kind"] == "message" and r["msg"].get("id") == "hand-1" and r["dir"] == "to_server")
+    assert ping["origin"] == "user"
+    wait_for(lambda: any(r.get("kind") == "message" and r["dir"] == "from_server" and r["msg"].get("id") == "hand-1"
+                         for r in records_in(inspector.record)), 10, message="the server answered the raw ping")
+    _, _, page = inspector.request("GET", "/timeline/rows?before=100000")
+    assert "hand-made" in page.decode()
+
+
+def test_export_masks_secrets_and_the_page_token(inspector_factory):
+    secret = f"S3CR3T-{uuid.uuid4()}"
+    inspector = inspector_factory(fixture_command("fake_server", "ok"), "-e", f"API_KEY={secret}")
+    wait_tools(inspector)
+    inspector.post("/tools/echo/call", {"arguments": json.dumps({"text": f"Bearer {secret} and {inspector.token}"})})
+    wait_for(lambda: sum(1 for r in records_in(inspector.record) if secret in json.dumps(r)) >= 2, 10,
+             message="the secret went through the server")
+    status, headers, body = inspector.request("GET", "/export")
+    assert status == 200 and headers["content-disposition"].startswith("attachment")
+    text = body.decode()
+    for form in (secret, base64.b64encode(secret.encode()).decode(), urllib.parse.quote(secret), inspector.token):
+        assert form not in text
+    lines = [json.loads(line) for line in text.splitlines()]
+    assert lines[0]["kind"] == "header" and lines[0]["env"] == {"API_KEY": "[REDACTED]"}
+    assert len(lines) - 1 == len(read_records(inspector.record)) - 1 or len(lines) > 5
+    # A selection of rows.
+    _, _, body = inspector.request("GET", "/export?seq=1-3")
+    assert [r["seq"] for r in map(json.loads, body.decode().splitlines()[1:])] == [1, 2, 3]
+    assert inspector.request("GET", "/export?seq=x")[0] == 400
+
+
+def test_open_an_uploaded_recording_in_a_viewer(inspector_factory):
+    first = inspector_factory(fixture_command("raw_server"))
+    wait_tools(first)
+    content = first.record.read_bytes()
+    inspector = inspector_factory(fixture_command("fake_server", "ok"))
+    status, _, body = multipart(inspector, "/recordings/open", "../../evil name.jsonl", content)
+    assert status == 200, body
+    url = re.search(r'href="(http://127\.0\.0\.1:\d+/\?token=[^"]+)"', body.decode()).group(1)
+    assert url != inspector.url
+    import urllib.request
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+    page = opener.open(url, timeout=10).read().decode()
+    assert "read-only" in page and "echo" in page
+    status, _, body = multipart(inspector, "/recordings/open", "junk.jsonl", b'{"kind":"header","format":"x"}\n')
+    assert status == 422 and "not an mcp-inspect recording" in body.decode()
+
+
+def test_replay_from_the_page_restarts_the_server_and_reports_each_step(inspector_factory):
+    source = inspector_factory(fixture_command("raw_server"))
+    wait_tools(source)
+    source.post("/tools/add/call", {"arguments": '{"a": 2, "b": 5}'})
+    wait_for(lambda: "7" in source.record.read_text(), 10, message="call answered")
+    source.stop()
+    inspector = inspector_factory(fixture_command("raw_server"))
+    wait_tools(inspector)
+    status, _, body = multipart(inspector, "/recordings/replay", "session.jsonl", source.record.read_bytes())
+    assert status == 200 and "Replay of" in body.decode()
+    report = wait_for(lambda: "all the same" in (b := inspector.request("GET", "/recordings/replay")[2].decode())
+                      and b, 20, message="replay done")
+    assert "tools/call" in report and "status-different" not in report
+    events = [r.get("event") for r in read_records(inspector.record)]
+    assert events.count("spawn") >= 3, "the server was stopped, replayed against, and started again"
