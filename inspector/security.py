@@ -58,7 +58,12 @@ def check_request(token: str) -> Response | None:
         return _deny(403, "websocket without an Origin refused")
     fetch_site = request.headers.get("Sec-Fetch-Site")
     state_changing = request.method not in SAFE_METHODS or is_websocket
-    if fetch_site is not None:
+    # A top-level GET navigation from another page (the inspector's own "Open recording" link to a viewer on
+    # another port, and the redirect after it) changes nothing and cannot be read by that page (no CORS, no
+    # framing): let it through to the token check. Everything else must come from our own origin.
+    navigation = (request.method == "GET" and not is_websocket and request.headers.get("Sec-Fetch-Mode") == "navigate"
+                  and request.headers.get("Sec-Fetch-Dest") == "document")
+    if fetch_site is not None and not navigation:
         allowed = ("same-origin",) if state_changing else ("same-origin", "none")
         if fetch_site not in allowed:
             return _deny(403, f"request from another site refused (Sec-Fetch-Site: {fetch_site})")
