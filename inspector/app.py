@@ -6,7 +6,7 @@ from pathlib import Path
 
 from flask import Flask
 
-from . import security, views
+from . import panels, security, views
 from .live import register_live
 from .present import register_filters
 
@@ -41,5 +41,6 @@ def create_app(config, *, store, session, token: str, restarter=None) -> Flask:
     security.install(app, token)
     register_filters(app)
     views.register(app)
+    app.register_blueprint(panels.bp)
     register_live(app)
     return app

@@ -14,6 +14,7 @@ from flask import Flask, current_app, render_template
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
+from . import panels
 from .store import Filters
 
 DOM_ROWS = 1000
@@ -79,6 +80,7 @@ class LiveConnection:
         for name in names:
             try:
                 parts.extend(self._panel(name))
+                parts.extend(panels.pushes(name, self.session))
             except Exception:  # a region that fails to render must not take the live connection down
                 current_app.logger.exception("could not render %s for the page", name)
         return parts

@@ -53,7 +53,9 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
             else schema_form.build_form(schema)
     elif text is None:
         text = _dump(arguments if arguments is not None else {})
-    history = sorted((c for c in session.calls.values() if c.tool == name), key=lambda c: c.id, reverse=True)
+    # Finished calls only: a pending one is shown above, and a list rendered now could not follow its state.
+    history = sorted((c for c in session.calls.values() if c.tool == name and c.state != "pending"),
+                     key=lambda c: c.id, reverse=True)
     return render_template("partials/_tool_detail.html", tool=tool, mode=mode, form=form, arguments_text=text or "{}",
                            errors=errors or {}, problem=problem, call=call, history=history[:HISTORY]), status
 
