@@ -15,7 +15,9 @@ from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
 from . import panels
+from .present import slug
 from .store import Filters
+from .tool_views import history_of
 
 DOM_ROWS = 1000
 """The page never holds more rows than this; the server sends no more than it can keep."""
@@ -99,7 +101,11 @@ class LiveConnection:
             return [push("#replay-report", "partials/_replay.html", run=state.get("replay"))]
         if name.startswith("call:"):
             call = session.calls.get(int(name[5:]))
-            return [push(f"#call-{call.id}", "partials/_call.html", call=call, poll=False)] if call else []
+            if call is None:
+                return []
+            return [push(f"#call-{call.id}", "partials/_call.html", call=call, poll=False),
+                    push(f"#history-{slug(call.tool)}", "partials/_history.html", tool_name=call.tool,
+                         history=history_of(session, call.tool))]
         return []
 
     def _send(self, text: str) -> None:

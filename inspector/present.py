@@ -6,6 +6,7 @@ Everything here returns plain text; the templates escape it (autoescape is on fo
 from __future__ import annotations
 
 import base64
+import hashlib
 import binascii
 import datetime as _dt
 import json
@@ -98,9 +99,14 @@ def basename(path: str) -> str:
     return str(path).replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
 
 
+def slug(text: str) -> str:
+    """A stable id fragment for any server-given name (names may hold any character)."""
+    return hashlib.sha1(str(text).encode("utf-8", "replace")).hexdigest()[:12]
+
+
 def register_filters(app) -> None:
     """Make the helpers available to templates."""
     app.jinja_env.filters.update(clock=clock, size_text=size_text, latency_text=latency_text,
-                                 pretty_text=pretty_text, basename=basename)
+                                 pretty_text=pretty_text, basename=basename, slug=slug)
     app.jinja_env.globals.update(text_diff=text_diff, pretty=pretty, text_block=text_block, image_data_uri=image_data_uri,
                                  safe_link=safe_link, state_label=state_label)

@@ -53,11 +53,19 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
             else schema_form.build_form(schema)
     elif text is None:
         text = _dump(arguments if arguments is not None else {})
-    # Finished calls only: a pending one is shown above, and a list rendered now could not follow its state.
-    history = sorted((c for c in session.calls.values() if c.tool == name and c.state != "pending"),
-                     key=lambda c: c.id, reverse=True)
+    # Decided before the history is read: if the call finishes in between, the page still polls it once, and
+    # the poll's answer brings the history with this call in it.
+    call_was_pending = call is not None and call.state == "pending"
+    history = history_of(session, name)
     return render_template("partials/_tool_detail.html", tool=tool, mode=mode, form=form, arguments_text=text or "{}",
-                           errors=errors or {}, problem=problem, call=call, history=history[:HISTORY]), status
+                           errors=errors or {}, problem=problem, call=call, history=history,
+                           call_was_pending=call_was_pending), status
+
+
+def history_of(session, name: str) -> list:
+    """A tool's finished calls, newest first (a pending one is shown above the list, and pushed when done)."""
+    calls = [c for c in session.calls.values() if c.tool == name and c.state != "pending"]
+    return sorted(calls, key=lambda c: c.id, reverse=True)[:HISTORY]
 
 
 def _read_arguments(tool: dict, mode: str, pairs) -> tuple[object, str | None, dict]:

@@ -9,7 +9,7 @@ import time
 from flask import Flask, Response, abort, current_app, render_template, request
 
 from . import share_views, tool_views
-from .present import pretty
+from .present import pretty, slug
 from .store import Filters
 
 ERROR_MESSAGES = {
@@ -103,7 +103,12 @@ def register(app: Flask) -> None:
         wait = min(max(request.args.get("wait", 0, type=float), 0.0), 60.0)
         if wait:
             call.done.wait(wait)
-        return render_template("partials/_call.html", call=call, poll=call.state == "pending")
+        html = render_template("partials/_call.html", call=call, poll=call.state == "pending")
+        if call.state != "pending":  # the tool's history gains this call too (an htmx 4 partial beside the main swap)
+            html += render_template("partials/_push.html", target=f"#history-{slug(call.tool)}", swap="outerHTML",
+                                    partial="partials/_history.html", tool_name=call.tool,
+                                    history=tool_views.history_of(services()["session"], call.tool))
+        return html
 
     @app.post("/server/stop")
     def server_stop():

@@ -161,6 +161,7 @@ def test_server_text_is_never_markup(page, inspector_factory, tmp_path):
     script.write_text(
         "import json,sys\n"
         f"P={payload!r}\n"
+        "Q='\" autofocus onfocus=\"window.__xss=3'\n"
         "sys.stderr.write(P+'\\n'); sys.stderr.flush()\n"
         "for line in sys.stdin:\n"
         "    m=json.loads(line)\n"
@@ -168,7 +169,8 @@ def test_server_text_is_never_markup(page, inspector_factory, tmp_path):
         "    if m['method']=='initialize':\n"
         "        r={'protocolVersion':'2025-11-25','capabilities':{'tools':{}},'serverInfo':{'name':P,'version':P},'instructions':P}\n"
         "    elif m['method']=='tools/list':\n"
-        "        r={'tools':[{'name':'t'+P,'title':P,'description':P,'inputSchema':{'type':'object','title':P}}]}\n"
+        "        q={'type':'string','title':P,'description':P,'examples':[Q],'default':Q,'enum':[Q,P]}\n"
+        "        r={'tools':[{'name':'t'+P,'title':P,'description':P,'inputSchema':{'type':'object','title':P,'properties':{'q':q}}}]}\n"
         "    else:\n"
         "        r={'content':[{'type':'text','text':P}]}\n"
         "    print(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':r}),flush=True)\n"
@@ -179,10 +181,13 @@ def test_server_text_is_never_markup(page, inspector_factory, tmp_path):
     page.get_by_role("button", name="Call", exact=True).click()
     page.locator(".call.state-result").wait_for()
     page.locator("#timeline-rows .row.kind-invalid summary .c-time").first.click()
+    assert payload in page.locator(".call").inner_text()
+    page.locator("#tools-list .tool-item").first.click()  # re-rendered with the call in its history
+    page.locator(".history li").first.wait_for()
     page.wait_for_timeout(300)
     assert page.evaluate("window.__xss") is None
+    assert page.evaluate("() => document.querySelectorAll('[onfocus], [onerror], [autofocus]').length") == 0
     assert page.locator("#tools-panel img, #timeline img, #server-panel img").count() == 0
-    assert payload in page.locator(".call").inner_text()
 
 
 def test_page_keeps_a_bounded_number_of_rows_and_pages_older_ones(page, inspector_factory):

@@ -513,6 +513,8 @@ FORBIDDEN_IN_TEMPLATES = {
     "on* handler attribute": r"\son[a-z]+\s*=",
     "DOM HTML sinks": r"\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write",
     "trigger filter (needs eval)": r"hx-trigger\s*=\s*\"[^\"]*\[",
+    # tojson escapes < > & ' but not ": inside a double-quoted attribute its output ends the attribute.
+    "tojson in a double-quoted attribute": r"=\s*\"[^\"]*\|\s*tojson",
     "hx-vals without tojson": r"hx-vals\s*=\s*'(?![^']*\|\s*tojson)[^']*\{\{",
     "inline style element": r"<style\b",
 }
