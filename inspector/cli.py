@@ -18,7 +18,8 @@ from .config import DEFAULT_TIMEOUT, Config, server_name
 
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
 # Options that take a value, so the splitter knows to skip it.
-VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout", "--watch", "--watch-glob"}
+VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout", "--watch", "--watch-glob",
+                 "--max-timeout", "--root"}
 
 
 class UsageError(Exception):
@@ -47,6 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cwd", metavar="DIR", help="working directory for the server")
     parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"default request timeout (default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--max-timeout", type=_seconds, default=None, metavar="SECONDS",
+                        help="how far progress notifications may extend a request's timeout (default 10 x --timeout)")
+    parser.add_argument("--root", action="append", default=[], metavar="URI",
+                        help="a root reported to the server's roots/list (repeatable; default: the working "
+                             "directory as a file: URI)")
     parser.add_argument("--watch", action="append", default=[], metavar="PATH",
                         help="restart the server when files under PATH change (repeatable; default: the folder of "
                              "the server's script, if the command names one)")
@@ -131,7 +137,8 @@ def parse_config(argv: list[str]) -> Config:
                   timeout=args.timeout, demo=args.demo, name=name,
                   watch=tuple(str(Path(args.cwd or ".", path).resolve()) for path in args.watch),
                   no_watch=args.no_watch, watch_globs=tuple(args.watch_glob),
-                  restart_on_crash=args.restart_on_crash)
+                  restart_on_crash=args.restart_on_crash, max_timeout=args.max_timeout,
+                  roots=tuple(args.root))
 
 
 def _parse_strictly(parser: argparse.ArgumentParser, tokens: list[str]) -> argparse.Namespace:

@@ -37,6 +37,10 @@ class Config:
     watch_globs: tuple[str, ...] = ()
     """--watch-glob PATTERN: the file patterns that count (replaces the default source patterns)."""
     restart_on_crash: bool = False
+    max_timeout: float | None = None
+    """--max-timeout: how far progress notifications may push a request's timeout (default 10 × --timeout)."""
+    roots: tuple[str, ...] = ()
+    """--root URI: the roots the inspector reports (default: the working directory as a file: URI)."""
     view: str | None = None
     """A recording to show read-only (`mcp-inspect view FILE`); nothing is started then."""
     recordings_dir: str = field(default_factory=lambda: str(Path.cwd() / "recordings"))
@@ -46,6 +50,13 @@ class Config:
         env = dict(os.environ)
         env.update(dict(self.env))
         return env
+
+    def root_list(self) -> list[dict]:
+        """The roots answered to roots/list."""
+        if self.roots:
+            return [{"uri": uri} for uri in self.roots]
+        folder = Path(self.cwd or os.getcwd()).resolve()
+        return [{"uri": folder.as_uri(), "name": folder.name or str(folder)}]
 
     def target(self) -> dict:
         """What the recording's header says was asked for."""

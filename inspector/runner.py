@@ -116,7 +116,7 @@ def run(config: Config) -> int:
         return 2
     store = Store(writer)
     session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
-                      client_version=__version__)
+                      client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list())
     watcher = make_watcher(config)
     restarter = Restarter(session, restart_on_crash=config.restart_on_crash, watcher=watcher)
     token = secrets.token_urlsafe(32)

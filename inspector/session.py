@@ -54,6 +54,8 @@ class Pending:
     response: dict | None = None
     failure: RequestFailed | None = None
     on_done: Callable[["Pending"], None] | None = None
+    hard_deadline: float = 0.0
+    """Progress notifications push the deadline back, never past this (the maximum timeout)."""
 
     def wait(self, timeout: float | None = None) -> dict:
         """The result object, or raise RequestFailed."""
@@ -83,8 +85,11 @@ class Call:
     error: dict | None = None
     message: str = ""
     request_seq: int = 0
+    request_id: int | None = None
     response_seq: int | None = None
     elapsed_ms: float | None = None
+    progress: dict | None = None
+    """The latest notifications/progress for this call: {progress, total?, message?}."""
     done: threading.Event = field(default_factory=threading.Event)
     """Set once the call has its final state."""
 
@@ -113,12 +118,16 @@ class Session:
     """Drives one server command over stdio for the life of the inspector (across stops and starts)."""
 
     def __init__(self, store: Store, command: list[str], *, cwd: str | None = None,
-                 env: dict[str, str] | None = None, timeout: float = 60.0, client_version: str = "") -> None:
+                 env: dict[str, str] | None = None, timeout: float = 60.0, client_version: str = "",
+                 max_timeout: float | None = None, roots: list[dict] | None = None) -> None:
         self.store = store
         self.command = list(command)
         self.cwd = cwd
         self.env = dict(os.environ if env is None else env)
         self.timeout = timeout
+        self.max_timeout = max_timeout if max_timeout is not None else timeout * 10
+        self.roots = list(roots or [])
+        """What roots/list answers: [{uri, name?}] (the working directory unless --root says otherwise)."""
         self.client_info = {**CLIENT_INFO, "version": client_version}
         self.server = ServerState()
         self.calls: dict[int, Call] = {}
@@ -204,8 +213,9 @@ class Session:
                 on_done: Callable[[Pending], None] | None = None) -> Pending:
         """Send a request; returns at once with a Pending (never blocks on the server)."""
         timeout = self.timeout if timeout is None else timeout
-        pending = Pending(id=next(self._ids), method=method, deadline=time.monotonic() + timeout, timeout=timeout,
-                          on_done=on_done)
+        now = time.monotonic()
+        pending = Pending(id=next(self._ids), method=method, deadline=now + timeout, timeout=timeout,
+                          on_done=on_done, hard_deadline=now + max(timeout, self.max_timeout))
         process = self._process
         if process is None or process.exited.is_set():
             self._finish(pending, failure=RequestFailed(f"{method}: the server is not running", reason="not-running"))
@@ -261,8 +271,9 @@ class Session:
 
     # -- tool calls from the page ----------------------------------------------------------------------------
 
-    def call_tool(self, name: str, arguments: Any, *, arguments_text: str | None = None) -> Call:
-        """Call a tool without waiting; the store signals `call:<id>` when it is answered."""
+    def call_tool(self, name: str, arguments: Any, *, arguments_text: str | None = None,
+                  timeout: float | None = None) -> Call:
+        """Call a tool without waiting; the store signals `call:<id>` when it is answered or makes progress."""
         if arguments_text is not None:
             self.last_arguments[name] = arguments_text
         call = Call(id=next(self._call_ids), tool=name, arguments=arguments, started=time.time())
@@ -282,9 +293,36 @@ class Session:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        pending = self.request("tools/call", params, on_done=done)
-        call.request_seq = pending.seq
+        params["_meta"] = {"progressToken": f"call-{call.id}"}
+        pending = self.request("tools/call", params, on_done=done, timeout=timeout)
+        call.request_seq, call.request_id = pending.seq, pending.id
         return call
+
+    def cancel_call(self, call_id: int, reason: str = "cancelled by the user") -> bool:
+        """Cancel an in-flight call: notifications/cancelled to the server, and the call fails at once."""
+        call = self.calls.get(call_id)
+        with self._lock:
+            pending = self._pending.pop(call.request_id, None) if call and call.request_id is not None else None
+        if pending is None:
+            return False
+        self.notify("notifications/cancelled", {"requestId": pending.id, "reason": reason})
+        self._finish(pending, failure=RequestFailed(f"tools/call: {reason}", reason="cancelled"))
+        return True
+
+    def _on_progress(self, msg: dict) -> None:
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        token = params.get("progressToken")
+        if not (isinstance(token, str) and token.startswith("call-") and token[5:].isdigit()):
+            return
+        call = self.calls.get(int(token[5:]))
+        if call is None or call.state != "pending":
+            return  # progress can still arrive after a cancel: shown in the timeline, nothing else
+        call.progress = {key: params[key] for key in ("progress", "total", "message") if key in params}
+        with self._lock:
+            pending = self._pending.get(call.request_id)
+            if pending is not None:  # progress resets the timeout, up to the maximum
+                pending.deadline = min(time.monotonic() + pending.timeout, pending.hard_deadline)
+        self.store.signal(f"call:{call.id}")
 
     def tool(self, name: str) -> dict | None:
         """The listed tool of that name."""
@@ -296,7 +334,8 @@ class Session:
     # -- the handshake ---------------------------------------------------------------------------------------
 
     def _handshake(self, process: StdioProcess) -> None:
-        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": self.client_info}
+        capabilities = {"roots": {"listChanged": True}} if self.roots else {}
+        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": capabilities, "clientInfo": self.client_info}
         try:
             result = self.request("initialize", params).wait()
         except RequestFailed as exc:
@@ -380,6 +419,8 @@ class Session:
         if decoded.kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
             self._on_response(decoded.msg)
         elif decoded.kind == jsonrpc.NOTIFICATION:
+            if decoded.msg.get("method") == "notifications/progress":
+                self._on_progress(decoded.msg)
             for hook in self.on_notification_hooks:
                 hook(decoded.msg)
         elif decoded.kind == jsonrpc.REQUEST:
@@ -401,6 +442,8 @@ class Session:
             return
         if msg.get("method") == "ping":
             reply = jsonrpc.result_response(msg.get("id"), {})
+        elif msg.get("method") == "roots/list":
+            reply = jsonrpc.result_response(msg.get("id"), {"roots": self.roots})
         else:
             reply = jsonrpc.error_response(msg.get("id"), jsonrpc.METHOD_NOT_FOUND,
                                            f"mcp-inspect does not answer {msg.get('method')} yet")

@@ -97,8 +97,8 @@ def register(app: Flask) -> None:
                 or "method" not in record.msg:
             abort(404, description=f"#{seq} is not a request sent to the server")
         config = s["config"]
-        command = copy_as_command(list(s["session"].command), record.msg, cwd=config.cwd,
-                                  env_keys=[key for key, _ in config.env])
+        command = copy_as_command(list(s["session"].command), _without_our_progress_token(record.msg),
+                                  cwd=config.cwd, env_keys=[key for key, _ in config.env])
         return Response(command + "\n", mimetype="text/plain")
 
     @app.post("/raw")
@@ -160,6 +160,17 @@ def register(app: Flask) -> None:
     @app.get("/recordings/replay")
     def replay_state():
         return render_template("partials/_replay.html", run=state["replay"])
+
+
+def _without_our_progress_token(msg: dict) -> dict:
+    """The request as a person would write it: the progressToken the inspector adds to its calls left out."""
+    params = msg.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict) or not str(meta.get("progressToken", "")).startswith("call-"):
+        return msg
+    meta = {k: v for k, v in meta.items() if k != "progressToken"}
+    params = {k: v for k, v in params.items() if k != "_meta"} | ({"_meta": meta} if meta else {})
+    return {**msg, "params": params}
 
 
 def _current_header(store) -> dict | None:

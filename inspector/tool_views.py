@@ -59,7 +59,7 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
     history = history_of(session, name)
     return render_template("partials/_tool_detail.html", tool=tool, mode=mode, form=form, arguments_text=text or "{}",
                            errors=errors or {}, problem=problem, call=call, history=history,
-                           call_was_pending=call_was_pending), status
+                           call_was_pending=call_was_pending, session_timeout=f"{session.timeout:g}"), status
 
 
 def history_of(session, name: str) -> list:
@@ -81,6 +81,15 @@ def _read_arguments(tool: dict, mode: str, pairs) -> tuple[object, str | None, d
     if not isinstance(arguments, dict):
         return None, "Arguments (JSON) must be a JSON object, like {\"text\": \"hello\"}", {}
     return arguments, None, {}
+
+
+def _timeout(text: str | None) -> float | None:
+    """The per-call timeout typed in the page (blank or nonsense: the global --timeout)."""
+    try:
+        value = float(text) if text else None
+    except ValueError:
+        return None
+    return value if value is not None and 0 < value <= 86400 else None
 
 
 def register(app: Flask) -> None:
@@ -146,7 +155,8 @@ def register(app: Flask) -> None:
             if errors and values.get("action") != "send-anyway":
                 session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
                 return render_tool(tool, mode=shown_mode, arguments=arguments, errors=errors, status=422)
-        call = session.call_tool(name, arguments, arguments_text=json.dumps(arguments, ensure_ascii=False))
+        call = session.call_tool(name, arguments, arguments_text=json.dumps(arguments, ensure_ascii=False),
+                                 timeout=_timeout(values.get("timeout")))
         return render_tool(tool, mode=shown_mode, arguments=arguments, call=call)
 
     @app.post("/calls/<int:call_id>/rerun")

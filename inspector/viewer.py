@@ -18,6 +18,7 @@ class RecordedSession:
     """Stands in for a Session when viewing: it answers what the page asks and can do nothing."""
 
     readonly = True
+    timeout = 60.0  # shown as the form's default timeout; nothing is ever sent from a viewer
 
     def __init__(self, store: Store, header: dict | None, problems: list[str], name: str) -> None:
         self.store = store

@@ -110,6 +110,15 @@ def register(app: Flask) -> None:
                                     history=tool_views.history_of(services()["session"], call.tool))
         return html
 
+    @app.post("/calls/<int:call_id>/cancel")
+    def call_cancel(call_id: int):
+        session = services()["session"]
+        call = session.calls.get(call_id)
+        if call is None:
+            return error_partial(f"no call #{call_id}", 404)
+        session.cancel_call(call_id)
+        return render_template("partials/_call.html", call=call, poll=False)
+
     @app.post("/server/stop")
     def server_stop():
         session = services()["session"]

@@ -232,3 +232,18 @@ def test_clear_view_and_pause(page, inspector_factory):
     pause = page.get_by_role("button", name=re.compile("scroll", re.I))
     pause.click()
     assert pause.get_attribute("aria-pressed") == "true"
+
+
+def test_progress_bar_and_cancel_in_the_page(page, inspector_factory):
+    inspector = inspector_factory([], "--demo")
+    open_page(page, inspector)
+    page.get_by_role("button", name=re.compile("^Slow task")).click()
+    page.locator('.tool-detail[data-tool="slow_task"]').wait_for()
+    page.get_by_label("seconds").fill("3")
+    page.get_by_role("button", name="Call", exact=True).click()
+    page.locator(".call.state-pending progress").wait_for(timeout=10000)
+    page.get_by_role("button", name="Cancel", exact=True).click()
+    page.locator(".call.state-failed").wait_for(timeout=10000)
+    assert "cancelled" in page.locator(".call").inner_text()
+    wait_for(lambda: any(r.get("kind") == "message" and r["msg"].get("method") == "notifications/cancelled"
+                         for r in records_in(inspector.record)), 5, message="the cancellation was sent")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -14,12 +15,14 @@ from inspector.session import RequestFailed, Session
 from inspector.store import Store
 
 
-def make_session(tmp_path: Path, argv: list[str], *, timeout: float = 30.0, env: dict | None = None):
+def make_session(tmp_path: Path, argv: list[str], *, timeout: float = 30.0, env: dict | None = None,
+                 roots: list | None = None):
     path = tmp_path / "rec.jsonl"
     writer = RecordingWriter.create(path)
     writer.write_header({"kind": "header", "format": "mcp-inspect-recording", "version": 1})
     store = Store(writer)
-    session = Session(store, argv, env={**os.environ, **(env or {})}, timeout=timeout)
+    session = Session(store, argv, env={**os.environ, **(env or {})}, timeout=timeout,
+                      roots=roots if roots is not None else [{"uri": "file:///work", "name": "work"}])
     return session, store, path
 
 
@@ -173,7 +176,8 @@ def test_server_ping_is_answered_and_other_requests_get_method_not_found(run_ses
         "    m=json.loads(line)\n"
         "    if m.get('method')=='initialize':\n"
         "        print(json.dumps({'jsonrpc':'2.0','id':0,'method':'ping'}),flush=True)\n"
-        "        print(json.dumps({'jsonrpc':'2.0','id':1,'method':'roots/list'}),flush=True)\n"
+        "        print(json.dumps({'jsonrpc':'2.0','id':1,'method':'sampling/createMessage','params':{}}),flush=True)\n"
+        "        print(json.dumps({'jsonrpc':'2.0','id':2,'method':'roots/list'}),flush=True)\n"
         "        print(json.dumps({'jsonrpc':'2.0','id':m['id'],'result':{'protocolVersion':'2025-11-25',"
         "'capabilities':{'tools':{}},'serverInfo':{'name':'asker','version':'1'}}}),flush=True)\n"
         "    elif m.get('method')=='tools/list':\n"
@@ -181,11 +185,12 @@ def test_server_ping_is_answered_and_other_requests_get_method_not_found(run_ses
     session, store, path = run_session(["python3", str(script)])
     wait_running(session)
     answers = wait_for(lambda: [r["msg"] for r in messages(path) if r["dir"] == "to_server" and "method" not in r["msg"]]
-                       if len([r for r in messages(path) if r["dir"] == "to_server" and "method" not in r["msg"]]) >= 2
-                       else None, 5, message="two answers to the server's requests")
+                       if len([r for r in messages(path) if r["dir"] == "to_server" and "method" not in r["msg"]]) >= 3
+                       else None, 5, message="three answers to the server's requests")
     by_id = {answer["id"]: answer for answer in answers}
     assert by_id[0] == {"jsonrpc": "2.0", "id": 0, "result": {}}
     assert by_id[1]["error"]["code"] == -32601
+    assert by_id[2]["result"] == {"roots": session.roots}
 
 
 def test_pagination_follows_next_cursor(run_session, tmp_path):
@@ -272,3 +277,25 @@ def test_restart_via_start_after_stop_keeps_one_timeline(run_session):
     assert [r.event for r in loaded.records if r.kind == "event"].count("spawn") == 2
     ids = [r.msg["id"] for r in loaded.records if r.kind == "message" and r.dir == "to_server" and "id" in r.msg]
     assert len(ids) == len(set(ids)), "our ids are never reused, even across restarts"
+
+
+def test_progress_extends_the_timeout_and_cancel_reaches_the_server(run_session, tmp_path):
+    from inspector.session import Session  # noqa: F401 - the same session type the page uses
+
+    session, store, path = run_session([sys.executable, "-m", "inspector.demo.server"], timeout=0.8)
+    wait_running(session)
+    # slow_task reports progress every half second for 2 s: longer than the 0.8 s timeout, yet it finishes.
+    call = session.call_tool("slow_task", {"seconds": 2})
+    assert call.done.wait(10)
+    assert call.state == "result", call.message
+    progress = [r for r in read_records(path) if r.get("kind") == "message"
+                and r["msg"].get("method") == "notifications/progress"]
+    assert progress and progress[0]["msg"]["params"]["progressToken"] == f"call-{call.id}"
+    # Cancel: the server is told, and the call fails at once.
+    slow = session.call_tool("slow_task", {"seconds": 5})
+    time.sleep(0.3)
+    assert session.cancel_call(slow.id)
+    assert slow.done.is_set() and slow.state == "failed" and "cancelled" in slow.message
+    cancelled = [r["msg"] for r in read_records(path) if r.get("kind") == "message"
+                 and r["msg"].get("method") == "notifications/cancelled"]
+    assert cancelled[-1]["params"]["requestId"] == slow.request_id
