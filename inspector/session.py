@@ -112,6 +112,8 @@ class ServerState:
     resource_templates: list = field(default_factory=list)
     prompts: list = field(default_factory=list)
     starts: int = 0
+    log_level: str = "info"
+    """The level last sent with logging/setLevel (the page's selector shows it)."""
 
 
 class Session:

@@ -22,6 +22,7 @@ from .records import (EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Reco
                       message_kind)
 
 PREVIEW_CHARS = 200
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 @dataclass(slots=True)
@@ -44,6 +45,8 @@ class Row:
     late: bool = False
     unmatched: bool = False
     origin: str | None = None
+    level: str | None = None
+    """The level of a notifications/message log row (debug ... emergency)."""
 
 
 @dataclass(frozen=True)
@@ -307,9 +310,13 @@ def _summarise(record: Record, offset: int, length: int) -> Row:
     id_text = ""
     if record.kind == MESSAGE and isinstance(record.msg, dict) and "id" in record.msg:
         id_text = json.dumps(record.msg["id"], ensure_ascii=False)[:40]
+    level = None
+    if method == "notifications/message" and isinstance(record.msg.get("params"), dict):
+        value = record.msg["params"].get("level")
+        level = value if value in LOG_LEVELS else None
     return Row(seq=record.seq, t=record.t, kind=kind, dir=record.dir if record.kind != STDERR else FROM_SERVER,
                method=method, id_text=id_text, size=length, preview=_preview(record), offset=offset,
-               length=length, origin=record.origin)
+               length=length, origin=record.origin, level=level)
 
 
 def _preview(record: Record) -> str:

@@ -10,7 +10,7 @@ from flask import Flask, Response, abort, current_app, render_template, request
 
 from . import share_views, tool_views
 from .present import pretty, slug
-from .store import Filters
+from .store import LOG_LEVELS, Filters
 
 ERROR_MESSAGES = {
     404: "not found",
@@ -118,6 +118,16 @@ def register(app: Flask) -> None:
             return error_partial(f"no call #{call_id}", 404)
         session.cancel_call(call_id)
         return render_template("partials/_call.html", call=call, poll=False)
+
+    @app.post("/server/log-level")
+    def server_log_level():
+        session = services()["session"]
+        level = request.form.get("level", "")
+        if level not in LOG_LEVELS:
+            return error_partial(f"unknown log level {level!r}", 422)
+        session.server.log_level = level
+        session.request("logging/setLevel", {"level": level})  # the answer shows in the timeline
+        return render_template("partials/_server.html", server=session.server, command=session.command)
 
     @app.post("/server/stop")
     def server_stop():

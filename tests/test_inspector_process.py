@@ -232,3 +232,22 @@ def test_websocket_filters_resync_the_timeline(inspector_factory):
     assert shown == [r["seq"] for r in read_records(inspector.record)[1:] if r["kind"] == "stderr"][-len(shown):]
     assert shown and 'kind-stderr' in frame and 'kind-request' not in frame
     rows.ws.close()
+
+
+def test_log_level_selector_sends_set_level_and_log_rows_carry_their_level(inspector_factory):
+    inspector = inspector_factory([], "--demo")
+    wait_handshake(inspector)
+    _, _, body = inspector.request("GET", "/")
+    assert 'hx-post="/server/log-level"' in body.decode()
+    status, _, _ = inspector.post("/server/log-level", {"level": "debug"})
+    assert status == 200
+    wait_for(lambda: any(r.get("kind") == "message" and r["msg"].get("method") == "logging/setLevel"
+                         and r["msg"]["params"] == {"level": "debug"} for r in records_in(inspector.record)), 5,
+             message="logging/setLevel sent")
+    assert inspector.post("/server/log-level", {"level": "loud"})[0] == 422
+    inspector.post("/tools/word_count/call", {"arguments": '{"text": "a b"}'})
+    log = wait_for(lambda: next((r for r in records_in(inspector.record) if r.get("kind") == "message"
+                                 and r["msg"].get("method") == "notifications/message"), None), 10,
+                   message="a log notification from the demo server")
+    _, _, rows = inspector.request("GET", f"/timeline/rows?before={log['seq'] + 1}&method=notifications/message")
+    assert f'id="r-{log["seq"]}"' in rows.decode() and f"log-{log['msg']['params']['level']}" in rows.decode()
