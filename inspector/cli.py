@@ -19,7 +19,7 @@ from .config import DEFAULT_TIMEOUT, Config, server_name
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
 # Options that take a value, so the splitter knows to skip it.
 VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout", "--watch", "--watch-glob",
-                 "--max-timeout", "--root"}
+                 "--max-timeout", "--root", "--rules"}
 
 
 class UsageError(Exception):
@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", action="append", default=[], metavar="URI",
                         help="a root reported to the server's roots/list (repeatable; default: the working "
                              "directory as a file: URI)")
+    parser.add_argument("--rules", metavar="FILE",
+                        help='switch diagnostics off: a JSON file {"disable": [rule ids]} (see docs/rules.md)')
     parser.add_argument("--watch", action="append", default=[], metavar="PATH",
                         help="restart the server when files under PATH change (repeatable; default: the folder of "
                              "the server's script, if the command names one)")
@@ -123,6 +125,14 @@ def parse_config(argv: list[str]) -> Config:
     for path in args.watch:
         if not Path(args.cwd or ".", path).exists():
             raise UsageError(f"--watch: no such file or folder: {path}")
+    disabled: frozenset = frozenset()
+    if args.rules:
+        from .diagnostics.rules import RulesError, load_rules
+
+        try:
+            disabled = frozenset(load_rules(args.rules))
+        except RulesError as exc:
+            raise UsageError(str(exc)) from None
     if args.demo and command:
         raise UsageError("--demo runs the bundled demo server; give either --demo or a server command")
     name = "mcp-inspect-demo"
@@ -138,7 +148,7 @@ def parse_config(argv: list[str]) -> Config:
                   watch=tuple(str(Path(args.cwd or ".", path).resolve()) for path in args.watch),
                   no_watch=args.no_watch, watch_globs=tuple(args.watch_glob),
                   restart_on_crash=args.restart_on_crash, max_timeout=args.max_timeout,
-                  roots=tuple(args.root))
+                  roots=tuple(args.root), disabled_rules=disabled)
 
 
 def _parse_strictly(parser: argparse.ArgumentParser, tokens: list[str]) -> argparse.Namespace:
@@ -182,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mcp-inspect` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
     subcommand = argv[0] if argv and argv[0] in SUBCOMMANDS else None
-    if subcommand in ("call", "replay", "export"):
+    if subcommand in ("call", "replay", "export", "check"):
         from .commands import run_subcommand  # headless: never imports Flask, so `call` starts fast
 
         return run_subcommand(subcommand, argv[1:])

@@ -41,6 +41,8 @@ class Config:
     """--max-timeout: how far progress notifications may push a request's timeout (default 10 × --timeout)."""
     roots: tuple[str, ...] = ()
     """--root URI: the roots the inspector reports (default: the working directory as a file: URI)."""
+    disabled_rules: frozenset = frozenset()
+    """Rule ids switched off with --rules FILE (protocol warnings and description advice)."""
     view: str | None = None
     """A recording to show read-only (`mcp-inspect view FILE`); nothing is started then."""
     recordings_dir: str = field(default_factory=lambda: str(Path.cwd() / "recordings"))

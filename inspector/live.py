@@ -61,7 +61,7 @@ class LiveConnection:
         self.cursor = last
         parts = [render_template("partials/_push_rows.html", rows=rows, swap="innerHTML",
                                  older=bool(rows) and rows[0].seq > 1)]
-        parts += self._panels(("server", "tools", "watch"))
+        parts += self._panels(("server", "tools", "watch", "problems"))
         self._send("".join(parts))
 
     def _push(self) -> None:
@@ -96,6 +96,8 @@ class LiveConnection:
             return [push("#tools-list", "partials/_tools.html", tools=session.server.tools)]
         if name == "watch":
             return [push("#watch-status", "partials/_watch.html")]
+        if name == "problems":
+            return [push("#problems", "partials/_problems.html")]
         if name == "replay":
             state = current_app.extensions["inspector"].get("replay_state") or {}
             return [push("#replay-report", "partials/_replay.html", run=state.get("replay"))]

@@ -47,6 +47,8 @@ class Row:
     origin: str | None = None
     level: str | None = None
     """The level of a notifications/message log row (debug ... emergency)."""
+    warning: str | None = None
+    """A protocol warning found on this row (set by the Problems service)."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,8 @@ class Store:
         self._signals: deque[tuple[int, str]] = deque(maxlen=2000)
         self._signal_seq = 0
         self.closed = False
+        self.listeners: list = []
+        """Called with each record right after it is stored, under the lock (so in seq order): keep them quick."""
 
     # -- producing --------------------------------------------------------------------------------------------
 
@@ -121,6 +125,8 @@ class Store:
             line = record.to_line()
             offset = self.writer.write_lines(line)  # recorded first: nothing is shown that is not on disk
             self._index(record, offset, len(line) - 1)
+            for listener in self.listeners:
+                listener(record)
             self.changed.notify_all()
         return record
 
@@ -359,6 +365,8 @@ def describe_event(event: str, detail: dict) -> str:
     if event == "crash-loop":
         return (f"crash loop: {detail.get('exits')} exits within {detail.get('window_s')} s; "
                 "not restarting until the next change or a click")
+    if event == "warning":
+        return f"⚠ {detail.get('rule')} on #{detail.get('seq')}: {detail.get('text')}"
     if event == "session-end":
         return "session ended"
     if event == "stop":

@@ -59,7 +59,8 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
     history = history_of(session, name)
     return render_template("partials/_tool_detail.html", tool=tool, mode=mode, form=form, arguments_text=text or "{}",
                            errors=errors or {}, problem=problem, call=call, history=history,
-                           call_was_pending=call_was_pending, session_timeout=f"{session.timeout:g}"), status
+                           call_was_pending=call_was_pending, session_timeout=f"{session.timeout:g}",
+                           session_tools=session.server.tools), status
 
 
 def history_of(session, name: str) -> list:

@@ -10,6 +10,7 @@ from flask import Flask, Response, abort, current_app, render_template, request
 
 from . import share_views, tool_views
 from .present import pretty, slug
+from .diagnostics.review import review_tools
 from .store import LOG_LEVELS, Filters
 
 ERROR_MESSAGES = {
@@ -44,8 +45,20 @@ def register(app: Flask) -> None:
     @app.context_processor
     def page_mode():
         restarter = services().get("restarter")
+        problems = services().get("problems")
         return {"readonly": getattr(services()["session"], "readonly", False), "restarter": restarter,
-                "tool_marks": restarter.tool_marks if restarter else {}}
+                "tool_marks": restarter.tool_marks if restarter else {},
+                "problems_found": problems.found if problems else [],
+                "disabled_rules": services()["config"].disabled_rules}
+
+    @app.template_global()
+    def tool_review(tools) -> dict:
+        """Description advice per tool name (the review of issue 8), computed only where a template asks."""
+        advice = review_tools([t for t in tools if isinstance(t, dict)], services()["config"].disabled_rules)
+        by_tool: dict[str, list] = {}
+        for item in advice:
+            by_tool.setdefault(item.tool or "", []).append(item)
+        return by_tool
 
     @app.before_request
     def refuse_actions_when_viewing():

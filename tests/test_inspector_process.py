@@ -251,3 +251,32 @@ def test_log_level_selector_sends_set_level_and_log_rows_carry_their_level(inspe
                    message="a log notification from the demo server")
     _, _, rows = inspector.request("GET", f"/timeline/rows?before={log['seq'] + 1}&method=notifications/message")
     assert f'id="r-{log["seq"]}"' in rows.decode() and f"log-{log['msg']['params']['level']}" in rows.decode()
+
+
+def test_protocol_warnings_reach_the_recording_the_row_and_the_problems_list(inspector_factory):
+    inspector = inspector_factory(fixture_command("mistakes_server", "answers-notifications"))
+    warning = wait_for(lambda: next((r for r in records_in(inspector.record) if r.get("event") == "warning"), None),
+                       10, message="a warning event")
+    assert warning["detail"]["rule"] == "answered-notification"
+    offending = next(r for r in read_records(inspector.record) if r.get("seq") == warning["detail"]["seq"])
+    assert offending["kind"] == "message" and offending["dir"] == "from_server" and offending["msg"].get("id") is None
+    _, _, body = inspector.request("GET", "/")
+    page = body.decode()
+    assert "1 problem" in page and f'href="#r-{offending["seq"]}"' in page
+    _, _, rows = inspector.request("GET", f"/timeline/rows?before={offending['seq'] + 1}")
+    assert "⚠ problem" in rows.decode()
+
+
+def test_no_protocol_warnings_on_the_demo_and_advice_in_the_tools_panel(inspector_factory):
+    demo = inspector_factory([], "--demo")
+    wait_handshake(demo)
+    demo.post("/tools/word_count/call", {"arguments": '{"text": "a b"}'})
+    time.sleep(1.5)  # a tick of the silence rule
+    assert not any(r.get("event") == "warning" for r in records_in(demo.record))
+    assert "Description review" not in demo.request("GET", "/")[2].decode()
+    poor = inspector_factory(fixture_command("mistakes_server", "poor-description"))
+    wait_handshake(poor)
+    page = poor.request("GET", "/")[2].decode()
+    assert "Description review" in page
+    detail = poor.request("GET", "/tools/count_words")[2].decode()
+    assert "duplicate-name" in detail and "short-description" in detail

@@ -1,4 +1,4 @@
-"""The headless subcommands: `call`, `replay` and `export` (no Flask, no web UI: they must start fast).
+"""The headless subcommands: `call`, `replay`, `export` and `check` (no Flask, no web UI: they must start fast).
 
 `cli.main` dispatches here on the first argument; each entry point takes the arguments after the subcommand's name
 and returns the process exit code.
@@ -10,6 +10,7 @@ ENTRY_POINTS = {
     "call": ("inspector.commands.call", "call_main"),
     "replay": ("inspector.commands.replay", "replay_main"),
     "export": ("inspector.commands.export", "export_main"),
+    "check": ("inspector.commands.check", "check_main"),
 }
 
 

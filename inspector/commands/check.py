@@ -1,0 +1,364 @@
+"""`mcp-inspect check -- COMMAND...`: connect, list everything, review the tools, probe, and name every mistake.
+
+Every record of the run goes through the pure ProtocolChecker as it is stored; the tool review and the probe add
+to that. Exit codes: 0 no protocol warning (advice never changes it), 1 at least one protocol warning, 2 could not
+run (usage, spawn, or a connection failure that no warning explains). Made for a server's CI.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import jsonrpc
+from ..diagnostics import (
+    ProtocolChecker,
+    RulesError,
+    load_rules,
+    review_tools,
+    summarize,
+)
+from ..diagnostics.rules import Advice, Warning, advice, warning
+from ..headless import (
+    NoAnswer,
+    Sink,
+    SpawnError,
+    Wire,
+    close_store,
+    initialize_params,
+    open_store,
+)
+from ..recording import RecordingError
+from ..records import EVENT, MESSAGE, TO_SERVER, Record
+from .common import (
+    Parser,
+    UsageError,
+    add_server_options,
+    dumps,
+    env_keys,
+    fail,
+    seconds,
+    server_env,
+    split_command,
+    terminal_text,
+    write_stdout,
+)
+
+DEFAULT_CHECK_TIMEOUT = 10.0
+MAX_PAGES = 50
+LISTS = (("tools", "tools/list", "tools"), ("resources", "resources/list", "resources"),
+         ("resources", "resources/templates/list", "resourceTemplates"), ("prompts", "prompts/list", "prompts"))
+
+EPILOG = """\
+examples:
+  mcp-inspect check -- python server.py
+  mcp-inspect check --json --rules rules.json -- npx -y my-server
+
+exit status: 0 no protocol warning (description advice never changes it), 1 protocol warning(s), 2 could not run.
+--rules FILE is JSON {"disable": ["param-no-example", ...]}; every rule id is explained in docs/rules.md."""
+
+
+@dataclass(frozen=True)
+class CheckArgs:
+    """A parsed `check` invocation."""
+
+    command: list[str]
+    json: bool = False
+    disabled: frozenset = frozenset()
+    timeout: float = DEFAULT_CHECK_TIMEOUT
+    record: str | None = None
+    env: tuple[str, ...] = ()
+    cwd: str | None = None
+
+
+@dataclass
+class Report:
+    """What one check run found."""
+
+    warnings: list[Warning] = field(default_factory=list)
+    advice: list[Advice] = field(default_factory=list)
+    server: dict = field(default_factory=dict)
+    version: str | None = None
+    tools: list[dict] = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+    probe: str = "not run"
+    notes: list[str] = field(default_factory=list)
+    error: str | None = None
+    """Why the check could not finish, or None."""
+
+    @property
+    def exit_code(self) -> int:
+        """1 protocol warnings, else 2 when it could not run, else 0."""
+        return 1 if self.warnings else (2 if self.error else 0)
+
+    def to_json(self) -> dict:
+        """The `--json` document."""
+        summary = {"server": self.server, "protocolVersion": self.version, **self.counts, "probe": self.probe,
+                   "warnings": len(self.warnings), "review": summarize(self.tools, self.advice),
+                   "notes": self.notes, "error": self.error, "exit": self.exit_code}
+        return {"warnings": [w.to_dict() for w in self.warnings], "advice": [a.to_dict() for a in self.advice],
+                "summary": summary}
+
+
+class CheckingSink(Sink):
+    """A Sink that passes every record through a ProtocolChecker and records each warning as an event."""
+
+    def __init__(self, writer: Any, checker: ProtocolChecker) -> None:
+        super().__init__(writer)
+        self.checker = checker
+        self.found: list[Warning] = []
+        self.request_seq: dict[str, int] = {}
+        self._check_lock = threading.RLock()  # the checker sees records in seq order, one at a time
+
+    def add(self, record: Record) -> Record:
+        """Store the record, then check it."""
+        with self._check_lock:
+            super().add(record)
+            if record.kind == MESSAGE and record.dir == TO_SERVER and isinstance(record.msg, dict) \
+                    and "method" in record.msg:
+                key = jsonrpc.id_key(record.msg.get("id"))
+                if key is not None:
+                    self.request_seq[key] = record.seq
+            if not (record.kind == EVENT and record.event == "warning"):
+                self.report(self.checker.observe(record))
+        return record
+
+    def report(self, warnings: list[Warning]) -> None:
+        """Keep warnings found outside observe (tick, the probe) and write them to the recording."""
+        with self._check_lock:
+            for item in warnings:
+                self.found.append(item)
+                super().add(Record(EVENT, event="warning", detail=item.event_detail()))
+
+
+def build_parser() -> Parser:
+    """The parser for `check`'s own options (the server command follows `--`)."""
+    parser = Parser(prog="mcp-inspect check", epilog=EPILOG, usage="mcp-inspect check [OPTIONS] -- COMMAND [ARGS...]",
+                    description="Connect to an MCP server over stdio, list everything, review its tool "
+                                "descriptions and probe it; print the protocol mistakes and advice found.")
+    parser.add_argument("--json", action="store_true", help='print {"warnings", "advice", "summary"} as JSON')
+    parser.add_argument("--rules", metavar="FILE", help='JSON {"disable": [rule ids]} to switch rules off')
+    parser.add_argument("--timeout", type=seconds, default=DEFAULT_CHECK_TIMEOUT, metavar="SECONDS",
+                        help=f"seconds to wait for each answer (default {DEFAULT_CHECK_TIMEOUT:g})")
+    parser.add_argument("--record", metavar="PATH", help="also write a recording to PATH (must not exist yet)")
+    add_server_options(parser)
+    return parser
+
+
+def parse_check(argv: list[str]) -> CheckArgs:
+    """Parse `check`'s arguments; raises UsageError."""
+    ours, command = split_command(argv)
+    args = build_parser().parse_args(ours)
+    if not command:
+        raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py)")
+    disabled: frozenset = frozenset()
+    if args.rules:
+        try:
+            disabled = frozenset(load_rules(args.rules))
+        except RulesError as exc:
+            raise UsageError(str(exc)) from None
+    return CheckArgs(command=command, json=args.json, disabled=disabled, timeout=args.timeout, record=args.record,
+                     env=tuple(args.env), cwd=args.cwd)
+
+
+class Checker:
+    """One check run against one server process."""
+
+    def __init__(self, args: CheckArgs, sink: CheckingSink, wire: Wire) -> None:
+        self.args, self.sink, self.wire = args, sink, wire
+        self.report = Report()
+        self._next_id = 0
+
+    def request(self, method: str, params: Any = None) -> dict:
+        """Send a request and wait; on a timeout record a `timeout` event before cancelling. Raises NoAnswer."""
+        self._next_id += 1
+        request_id = self._next_id
+        exchange = self.wire.expect(request_id, method)
+        if not self.wire.send(jsonrpc.request(request_id, method, params)):
+            self.wire.forget(exchange)
+            raise NoAnswer(f"{method}: the server's stdin is closed", "exited")
+        try:
+            return exchange.wait(self.args.timeout)
+        except NoAnswer as exc:
+            self.wire.forget(exchange)
+            if exc.reason == "timeout":
+                self.sink.add(Record(EVENT, event="timeout", detail={"id": request_id, "method": method}))
+                self.sink.report(self.sink.checker.tick(time.time(), not self.wire.exited))
+                self.wire.cancel(request_id, f"mcp-inspect check: no answer within {self.args.timeout:g} s")
+            raise
+
+    def run(self) -> None:
+        """Handshake, ping, lists, review, probe; findings go to self.report."""
+        try:
+            self.wire.start()
+        except SpawnError as exc:
+            self.report.error = str(exc)
+            return
+        try:
+            self._session()
+        except NoAnswer as exc:
+            self.report.error = str(exc)
+
+    def _session(self) -> None:
+        report = self.report
+        try:
+            init = self.request("initialize", initialize_params())
+        except NoAnswer as exc:
+            raise NoAnswer(f"could not connect: {exc}", exc.reason) from None
+        result = init.get("result")
+        if "error" in init or not isinstance(result, dict):
+            report.error = f"initialize failed: {_error_text(init.get('error'))}"
+            return
+        report.version = result.get("protocolVersion") if isinstance(result.get("protocolVersion"), str) else None
+        report.server = result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {}
+        capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
+        self.sink.add(Record(EVENT, event="handshake", detail={
+            "era": "legacy", "protocolVersion": report.version, "serverInfo": report.server,
+            "capabilities": capabilities, "instructions": result.get("instructions")}))
+        self.wire.send(jsonrpc.notification("notifications/initialized"))
+        ping = self.request("ping")
+        if "error" in ping:
+            report.notes.append(f"ping answered with an error: {_error_text(ping['error'])}")
+        lists: dict[str, list] = {}
+        for capability, method, key in LISTS:
+            if capability in capabilities:
+                lists[key] = self._list_all(method, key)
+        report.tools = [t for t in lists.get("tools", []) if isinstance(t, dict)]
+        report.counts = {k: len(v) for k, v in lists.items()}
+        report.advice = review_tools(report.tools, self.args.disabled)
+        self._probe()
+
+    def _list_all(self, method: str, key: str) -> list:
+        items: list = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            response = self.request(method, {"cursor": cursor} if cursor else None)
+            result = response.get("result")
+            if "error" in response or not isinstance(result, dict):
+                self.report.notes.append(f"{method} failed: {_error_text(response.get('error'))}")
+                return items
+            if isinstance(result.get(key), list):
+                items.extend(result[key])
+            cursor = result.get("nextCursor")
+            if not isinstance(cursor, str) or not cursor:
+                return items
+            if cursor in seen:
+                self.report.notes.append(f"{method} sent the same nextCursor twice; stopped paging")
+                return items
+            seen.add(cursor)
+        self.report.notes.append(f"{method}: stopped after {MAX_PAGES} pages")
+        return items
+
+    def _probe(self) -> None:
+        report = self.report
+        tool = next((t for t in report.tools if isinstance(t.get("inputSchema"), dict)
+                     and t["inputSchema"].get("required") and isinstance(t.get("name"), str)), None)
+        if tool is None:
+            report.probe = "skipped: no tool has required arguments"
+            return
+        name = tool["name"]
+        try:
+            response = self.request("tools/call", {"name": name, "arguments": {}})
+        except NoAnswer as exc:
+            seq = self.sink.request_seq.get(jsonrpc.id_key(self._next_id) or "", 0)
+            if exc.reason == "timeout":
+                report.probe = f"{name} without arguments: no answer within {self.args.timeout:g} s"
+                if not any(w.seq == seq for w in self.sink.found):  # the silence rule may already say why
+                    self.sink.report([warning("probe-hang", seq, f"tools/call {name} without its required "
+                                              f"arguments got no answer within {self.args.timeout:g} s")])
+            else:
+                report.probe = f"{name} without arguments: the server exited"
+                self.sink.report([warning("probe-crash", seq, f"the server exited after tools/call {name} "
+                                          "without its required arguments")])
+            return
+        result = response.get("result")
+        if "error" in response:
+            report.probe = f"{name} without arguments: JSON-RPC error {_error_text(response['error'])} (good)"
+        elif isinstance(result, dict) and result.get("isError") is True:
+            report.probe = f"{name} without arguments: an isError result (good)"
+        else:
+            report.probe = f"{name} without arguments: a success result"
+            if "probe-accepted-missing-args" not in self.args.disabled:
+                report.advice.append(advice("probe-accepted-missing-args", name,
+                                            "called without its required arguments, it returned a success "
+                                            "result"))
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, dict):
+        return f"{error.get('message', 'error')} (code {error.get('code')})"
+    return "no result" if error is None else str(error)
+
+
+def render(report: Report) -> str:
+    """The human-readable report."""
+    t = terminal_text
+    lines = []
+    server = report.server
+    who = t(f"{server.get('name', '?')} {server.get('version', '')}".strip()) if server else "the server"
+    counts = ", ".join(f"{n} {k}" for k, n in report.counts.items())
+    lines.append(f"mcp-inspect check: {who}" + (f" (protocol {t(report.version)})" if report.version else "")
+                 + (f": {counts}" if counts else ""))
+    if report.warnings:
+        lines.append(f"\nProtocol warnings ({len(report.warnings)}):")
+        for w in report.warnings:
+            lines.append(f"  row {w.seq}  [{w.rule}] {t(w.text)}")
+            lines.append(f"           fix: {w.fix}")
+    else:
+        lines.append("\nNo protocol warnings.")
+    if report.advice:
+        lines.append(f"\nAdvice on tool descriptions ({len(report.advice)}; does not change the exit code):")
+        groups: dict[str | None, list[Advice]] = {}
+        for item in report.advice:
+            groups.setdefault(item.tool, []).append(item)
+        for tool, items in groups.items():
+            lines.append(f"  {t(tool) if tool is not None else '(server)'}:")
+            for item in items:
+                lines.append(f"    [{item.rule}] {t(item.text)}")
+                lines.append(f"        fix: {item.fix}")
+    elif report.tools:
+        lines.append("\nNo advice on tool descriptions.")
+    lines.append(f"\nProbe: {t(report.probe)}")
+    for note in report.notes:
+        lines.append(f"Note: {t(note)}")
+    if report.error:
+        lines.append(f"Could not finish: {t(report.error)}")
+    return "\n".join(lines) + "\n"
+
+
+def check_main(argv: list[str]) -> int:
+    """Entry point of `mcp-inspect check`."""
+    try:
+        args = parse_check(argv)
+        env = server_env(list(args.env), args.cwd)
+        store = open_store(args.record, args.command, args.cwd, env_keys=env_keys(list(args.env)))
+    except (UsageError, RecordingError) as exc:
+        return fail(str(exc))
+    checker = ProtocolChecker(timeout=args.timeout, disabled=args.disabled)
+    sink = CheckingSink(store.writer, checker)
+    wire = Wire(sink, args.command, cwd=args.cwd, env=env)
+    run = Checker(args, sink, wire)
+    try:
+        run.run()
+    except KeyboardInterrupt:
+        return fail("interrupted", 130)
+    finally:
+        wire.close(stdin_grace=1.0)
+        close_store(sink)
+    report = run.report
+    report.warnings = sorted(sink.found, key=lambda w: w.seq)
+    if report.error and wire.exit_info is not None and wire.exit_info.stderr_tail:
+        tail = [line for line in wire.exit_info.stderr_tail if line.strip()][-5:]
+        report.notes.append("the server's last stderr lines: " + " | ".join(tail))
+    write_stdout(dumps(report.to_json()) + "\n" if args.json else render(report))
+    if report.error and not report.warnings:
+        fail(report.error)
+    return report.exit_code
+
+
+if __name__ == "__main__":  # python -m inspector.commands.check
+    sys.exit(check_main(sys.argv[1:]))

@@ -1,0 +1,19 @@
+"""Diagnostics: name a server's protocol mistakes on the row where they happen, and review its tool descriptions.
+
+Pure code only (no I/O): `ProtocolChecker` takes Records, `review_tools` takes tool definitions.
+"""
+
+from .protocol import ProtocolChecker
+from .review import review_tools, summarize
+from .rules import (
+           ADVICE_RULES,
+           PROTOCOL_RULES,
+           RULES,
+           Advice,
+           RulesError,
+           Warning,
+           load_rules,
+)
+
+__all__ = ["ADVICE_RULES", "PROTOCOL_RULES", "RULES", "Advice", "ProtocolChecker", "RulesError", "Warning",
+           "load_rules", "review_tools", "summarize"]
