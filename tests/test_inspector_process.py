@@ -280,3 +280,39 @@ def test_no_protocol_warnings_on_the_demo_and_advice_in_the_tools_panel(inspecto
     assert "Description review" in page
     detail = poor.request("GET", "/tools/count_words")[2].decode()
     assert "duplicate-name" in detail and "short-description" in detail
+
+
+@pytest.mark.parametrize("mode", ["answers-notifications", "prints-stdout", "never-flush", "mismatched-ids",
+                                  "bad-content", "undeclared-capability"])
+def test_each_mistake_is_named_on_its_row_in_the_page(inspector_factory, mode):
+    from test_check import MISTAKES
+
+    rule, on_row = MISTAKES[mode]
+    inspector = inspector_factory(fixture_command("mistakes_server", mode), "--timeout", "1")
+    if mode == "bad-content":  # its mistake shows in a tool result
+        wait_for(lambda: any(r.get("event") == "handshake" for r in records_in(inspector.record)), 10,
+                 message="handshake")
+        first_tool = wait_for(lambda: next((t["name"] for r in records_in(inspector.record) if r.get("kind") == "message"
+                                            for t in (r["msg"].get("result") or {}).get("tools", [])), None), 10,
+                              message="a tool")
+        inspector.post(f"/tools/{first_tool}/call", {"arguments": "{}"})
+    warning = wait_for(lambda: next((r for r in records_in(inspector.record) if r.get("event") == "warning"), None),
+                       15, message=f"the {rule} warning")
+    assert warning["detail"]["rule"] == rule
+    assert on_row(next(r for r in read_records(inspector.record) if r.get("seq") == warning["detail"]["seq"]))
+    time.sleep(1.2)
+    assert [r["detail"]["rule"] for r in records_in(inspector.record) if r.get("event") == "warning"] == [rule]
+    _, _, rows = inspector.request("GET", f"/timeline/rows?before={warning['detail']['seq'] + 1}")
+    assert "⚠ problem" in rows.decode()
+
+
+def test_large_form_arguments_get_through_intact(inspector_factory):
+    inspector = inspector_factory(fixture_command("fake_server", "ok"))
+    wait_handshake(inspector)
+    text = "ä" + "x" * (3 * 1024 * 1024) + "ü"
+    status, _, _ = inspector.post("/tools/echo/call", {"mode": "form", "action": "call", "f:/text": text})
+    assert status == 200
+    sent = wait_for(lambda: next((r["msg"]["params"]["arguments"] for r in records_in(inspector.record)
+                                  if r.get("kind") == "message" and r["msg"].get("method") == "tools/call"), None),
+                    10, message="the call was sent")
+    assert sent == {"text": text}
