@@ -44,13 +44,17 @@ class LiveConnection:
         threading.Thread(target=self._receive, name="ws-receive", daemon=True).start()
         self._sync()
         while self.open:
-            self.store.wait(self.cursor, self.signal_cursor, WAIT_SECONDS)
+            # Filters first: a message that came in while syncing must not wait for the next wake-up.
             with self._lock:
                 requested, self._requested_filters = self._requested_filters, None
             if requested is not None:
                 self.filters = requested
                 self._sync()
                 continue
+            self.store.wait(self.cursor, self.signal_cursor, WAIT_SECONDS)
+            with self._lock:
+                if self._requested_filters is not None:
+                    continue
             self._push()
 
     def _sync(self) -> None:
@@ -61,7 +65,7 @@ class LiveConnection:
         self.cursor = last
         parts = [render_template("partials/_push_rows.html", rows=rows, swap="innerHTML",
                                  older=bool(rows) and rows[0].seq > 1)]
-        parts += self._panels(("server", "tools", "watch", "problems"))
+        parts += self._panels(("server", "tools", "watch", "problems", "asks"))
         self._send("".join(parts))
 
     def _push(self) -> None:
@@ -96,6 +100,8 @@ class LiveConnection:
             return [push("#tools-list", "partials/_tools.html", tools=session.server.tools)]
         if name == "watch":
             return [push("#watch-status", "partials/_watch.html")]
+        if name == "asks":
+            return [push("#asks-panel", "partials/_asks.html")]
         if name == "problems":
             return [push("#problems", "partials/_problems.html")]
         if name == "replay":

@@ -19,6 +19,7 @@ from .config import DEFAULT_PORT, Config
 from .recording import RecordingError, RecordingWriter, default_path, ensure_folder, header
 from .records import EVENT, Record
 from .reload import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
+from .asks import Asks
 from .problems import Problems
 from .restarts import Restarter
 from .session import Session
@@ -119,11 +120,13 @@ def run(config: Config) -> int:
     session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
                       client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list())
     problems = Problems(store, session, timeout=config.timeout, disabled=config.disabled_rules)
+    asks = Asks(session)
     watcher = make_watcher(config)
     restarter = Restarter(session, restart_on_crash=config.restart_on_crash, watcher=watcher)
     token = secrets.token_urlsafe(32)
     app = create_app(config, store=store, session=session, token=token, restarter=restarter)
     app.extensions["inspector"]["problems"] = problems
+    app.extensions["inspector"]["asks"] = asks
     try:
         server = bind(app, config.host, config.port)
     except StartError as exc:

@@ -148,6 +148,11 @@ class Session:
         """Called with (exit info, whether the server exited by itself) after each exit is recorded."""
         self.on_notification_hooks: list[Callable[[dict], None]] = []
         """Called with each notification the server sends."""
+        self.on_server_request: Callable[[dict, "StdioProcess"], bool] | None = None
+        """Offered each server request the session does not answer itself (sampling, elicitation); True = taken."""
+        self.advertise: dict[str, bool] = {"roots": bool(self.roots), "sampling": False, "elicitation": False,
+                                           "elicitation_url": False}
+        """Client capabilities sent at the next initialize (servers register tools depending on them)."""
         self.on_listed_hooks: list[Callable[[], None]] = []
         """Called after the tools, resources, templates and prompts were (re)listed."""
         threading.Thread(target=self._watch_timeouts, name="request-timeouts", daemon=True).start()
@@ -336,8 +341,8 @@ class Session:
     # -- the handshake ---------------------------------------------------------------------------------------
 
     def _handshake(self, process: StdioProcess) -> None:
-        capabilities = {"roots": {"listChanged": True}} if self.roots else {}
-        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": capabilities, "clientInfo": self.client_info}
+        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": self.client_capabilities(),
+                  "clientInfo": self.client_info}
         try:
             result = self.request("initialize", params).wait()
         except RequestFailed as exc:
@@ -384,6 +389,27 @@ class Session:
         self.store.signal("server")
         for hook in self.on_listed_hooks:
             hook()
+
+    def client_capabilities(self) -> dict:
+        """What the inspector says it can do, from the page's switches."""
+        capabilities: dict[str, Any] = {}
+        if self.advertise.get("roots"):
+            capabilities["roots"] = {"listChanged": True}
+        if self.advertise.get("sampling"):
+            capabilities["sampling"] = {}
+        if self.advertise.get("elicitation") or self.advertise.get("elicitation_url"):
+            capabilities["elicitation"] = {}
+            if self.advertise.get("elicitation"):
+                capabilities["elicitation"]["form"] = {}
+            if self.advertise.get("elicitation_url"):
+                capabilities["elicitation"]["url"] = {}
+        return capabilities
+
+    def reply(self, process: StdioProcess, msg: dict) -> bool:
+        """Answer a server request on the process that asked (not on a server started since)."""
+        if process is not self._process or process.exited.is_set():
+            return False
+        return self._send(process, msg) is not None
 
     def snapshot(self) -> dict:
         """What the server offers, in the shape diff.diff_servers compares."""
@@ -444,8 +470,10 @@ class Session:
             return
         if msg.get("method") == "ping":
             reply = jsonrpc.result_response(msg.get("id"), {})
-        elif msg.get("method") == "roots/list":
+        elif msg.get("method") == "roots/list" and self.advertise.get("roots"):
             reply = jsonrpc.result_response(msg.get("id"), {"roots": self.roots})
+        elif self.on_server_request is not None and self.on_server_request(msg, process):
+            return  # shown to the user, answered from the page
         else:
             reply = jsonrpc.error_response(msg.get("id"), jsonrpc.METHOD_NOT_FOUND,
                                            f"mcp-inspect does not answer {msg.get('method')} yet")

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import threading
+from urllib.parse import parse_qsl
 import time
 
 from flask import Flask, Response, abort, current_app, render_template, request
 
 from . import share_views, tool_views
 from .present import pretty, slug
+from . import schema_form
+from .asks import USER_REJECTED
 from .diagnostics.review import review_tools
 from .store import LOG_LEVELS, Filters
 
@@ -47,6 +50,8 @@ def register(app: Flask) -> None:
         restarter = services().get("restarter")
         problems = services().get("problems")
         return {"readonly": getattr(services()["session"], "readonly", False), "restarter": restarter,
+                "asks": services().get("asks"), "ask_errors": {},
+                "advertise": getattr(services()["session"], "advertise", {}),
                 "tool_marks": restarter.tool_marks if restarter else {},
                 "problems_found": problems.found if problems else [],
                 "disabled_rules": services()["config"].disabled_rules}
@@ -131,6 +136,55 @@ def register(app: Flask) -> None:
             return error_partial(f"no call #{call_id}", 404)
         session.cancel_call(call_id)
         return render_template("partials/_call.html", call=call, poll=False)
+
+    @app.template_global()
+    def ask_form(ask):
+        """The elicitation's requestedSchema as a form (the same form code as the tools)."""
+        schema = ask.params.get("requestedSchema")
+        schema = schema if isinstance(schema, dict) else {"type": "object"}
+        if isinstance(ask.draft, dict):
+            return schema_form.form_from_arguments(schema, ask.draft)
+        return schema_form.build_form(schema)
+
+    @app.post("/asks/<int:key>")
+    def ask_answer(key: int):
+        asks = services().get("asks")
+        ask = asks.items.get(key) if asks else None
+        if ask is None:
+            return error_partial(f"no request #{key} from the server", 404)
+        # Parsed from the raw body, in order (array rows are taken in the order they appear): never through
+        # request.form, which would consume the body first.
+        pairs = parse_qsl(request.get_data(as_text=True), keep_blank_values=True)
+        form = dict(pairs)
+        action = form.get("action", "")
+        errors: dict = {}
+        if ask.mode == "sampling":
+            if action == "reject":
+                asks.answer(key, error=(USER_REJECTED, "The user rejected the sampling request"), summary="rejected")
+            else:
+                result = {"role": "assistant", "content": {"type": "text", "text": form.get("reply", "")},
+                          "model": form.get("model") or "mcp-inspect (a person)",
+                          "stopReason": form.get("stopReason") or "endTurn"}
+                asks.answer(key, result=result, summary="replied")
+        elif action in ("decline", "cancel") or ask.mode == "url":
+            asks.answer(key, result={"action": action if action in ("accept", "decline", "cancel") else "decline"},
+                        summary=action)
+        else:
+            schema = ask.params.get("requestedSchema") if isinstance(ask.params.get("requestedSchema"), dict) else {}
+            parsed = schema_form.arguments_from_form(schema, pairs)
+            errors = {**schema_form.validate(schema, parsed.arguments), **parsed.errors}
+            ask.draft = parsed.arguments
+            if not errors:
+                asks.answer(key, result={"action": "accept", "content": parsed.arguments}, summary="accepted")
+        return render_template("partials/_asks.html", asks=asks, ask_errors={key: errors} if errors else {}), \
+            422 if errors else 200
+
+    @app.post("/server/advertise")
+    def server_advertise():
+        session = services()["session"]
+        for name in session.advertise:
+            session.advertise[name] = request.form.get(name) == "on"
+        return render_template("partials/_server.html", server=session.server, command=session.command)
 
     @app.post("/server/log-level")
     def server_log_level():

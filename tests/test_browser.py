@@ -144,15 +144,19 @@ def test_filters_run_on_the_server_and_survive_reconnect(page, inspector_factory
         return rows.length === 2 && rows.every(r => r.querySelector('.c-method').textContent.includes('tools/list'));
     }""")
     # Simulate the tab being hidden and shown: hx-ws closes and reopens; the filter still applies.
+    page.evaluate("() => document.querySelectorAll('#timeline-rows .row').forEach(r => r.dataset.old = '1')")
     page.evaluate("""() => {
         Object.defineProperty(document, 'hidden', {configurable: true, get: () => true});
         document.dispatchEvent(new Event('visibilitychange'));
         Object.defineProperty(document, 'hidden', {configurable: true, get: () => false});
         document.dispatchEvent(new Event('visibilitychange'));
     }""")
-    page.wait_for_timeout(700)
-    methods = page.locator("#timeline-rows .row .c-method").all_inner_texts()
-    assert methods and all("tools/list" in m for m in methods)
+    # The socket reconnects, the server re-syncs (rows re-rendered: no mark), then re-applies the filters it is sent.
+    page.wait_for_function("""() => {
+        const rows = [...document.querySelectorAll('#timeline-rows .row')];
+        return rows.length === 2 && rows.every(r => !r.dataset.old
+            && r.querySelector('.c-method').textContent.includes('tools/list'));
+    }""", timeout=10000)
 
 
 def test_server_text_is_never_markup(page, inspector_factory, tmp_path):
