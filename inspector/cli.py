@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from . import __version__
+from .commands.common import seconds
 from .config import DEFAULT_TIMEOUT, Config, server_name
 
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
@@ -46,9 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set an environment variable for the server (repeatable)")
     parser.add_argument("--cwd", metavar="DIR", help="working directory for the server")
-    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+    parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"default request timeout (default {DEFAULT_TIMEOUT:g})")
-    parser.add_argument("--max-timeout", type=_seconds, default=None, metavar="SECONDS",
+    parser.add_argument("--max-timeout", type=seconds, default=None, metavar="SECONDS",
                         help="how far progress notifications may extend a request's timeout (default 10 x --timeout)")
     parser.add_argument("--root", action="append", default=[], metavar="URI",
                         help="a root reported to the server's roots/list (repeatable; default: the working "
@@ -74,16 +75,6 @@ def _port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"port out of range: {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value <= 86400:
-        raise argparse.ArgumentTypeError(f"timeout must be between 0 and 86400 seconds: {text}")
     return value
 
 
