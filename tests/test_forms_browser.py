@@ -133,3 +133,23 @@ def test_demo_tools_use_forms(page, inspector_factory):
     open_tool(page, inspector, "Format address")
     assert page.locator('fieldset[data-key="/address"]').count() == 1
     assert page.get_by_label("Arguments (JSON)").count() == 0
+
+
+def test_key_value_rows_multiselect_date_ref_and_a_json_subtree(page, inspector_factory):
+    inspector = inspector_factory(fixture_command("form_server"))
+    open_tool(page, inspector, "misc")
+    labels = page.locator('fieldset[data-key="/labels"]')
+    labels.get_by_role("button", name="Add item").click()
+    row = labels.locator(":scope > .f-rows > .f-row").last
+    row.locator('input[name^="kv-key:"]').fill("env")
+    row.locator('input[name^="f:/labels/~kv/"]').fill("prod")
+    page.locator('[name="f:/colors"]').select_option(['"red"', '"blue"'])
+    field(page, "/when").fill("2026-11-30")
+    field(page, "/origin/x").fill("1")
+    field(page, "/origin/y").fill("2")
+    raw = page.locator('textarea[name="json:/raw"]')
+    assert raw.count() == 1, "only the subtree the form cannot express is a JSON box"
+    raw.fill('{"any": ["thing", 1]}')
+    received = call_and_wait(page, inspector, 0)
+    assert received == {"labels": {"env": "prod"}, "colors": ["red", "blue"], "when": "2026-11-30",
+                        "origin": {"x": 1, "y": 2}, "raw": {"any": ["thing", 1]}}
