@@ -1,0 +1,79 @@
+"""Packaging: every library the package imports is a declared dependency, and the web files ship in the wheel."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _declared() -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return {_normal(re.split(r"[<>=!~ \[;]", dep, maxsplit=1)[0]) for dep in project["dependencies"]}
+
+
+def _imported_top_levels() -> set[str]:
+    names: set[str] = set()
+    for path in (ROOT / "inspector").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    return names - set(sys.stdlib_module_names) - {"inspector"}
+
+
+def test_every_imported_library_is_a_declared_dependency():
+    # A library that the tests happen to install (mcp pulls in mcp-types) must not hide a missing runtime dependency.
+    distributions = packages_distributions()
+    missing = {}
+    declared = _declared()
+    for module in sorted(_imported_top_levels()):
+        owners = {_normal(d) for d in distributions.get(module, [module])}
+        # Libraries our dependencies bring with them (werkzeug, jinja2, markupsafe with flask; simple-websocket
+        # with flask-sock; referencing with jsonschema) count through the dependency that requires them.
+        if not owners & (declared | _transitive(declared)):
+            missing[module] = sorted(owners)
+    assert missing == {}
+
+
+def _transitive(declared: set[str]) -> set[str]:
+    from importlib.metadata import PackageNotFoundError, requires
+
+    seen, todo = set(), list(declared)
+    while todo:
+        name = todo.pop()
+        try:
+            needs = requires(name) or []
+        except PackageNotFoundError:
+            continue
+        for requirement in needs:
+            if "extra ==" in requirement:
+                continue
+            dep = _normal(re.split(r"[<>=!~ \[;(]", requirement, maxsplit=1)[0])
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
+def test_templates_and_static_files_ship_inside_the_package():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    force = config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
+    assert force == {"templates": "inspector/_web/templates", "static": "inspector/_web/static"}
+    assert (ROOT / "templates" / "index.html").is_file() and (ROOT / "static" / "app.js").is_file()
