@@ -77,3 +77,12 @@ def test_templates_and_static_files_ship_inside_the_package():
     force = config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
     assert force == {"templates": "inspector/_web/templates", "static": "inspector/_web/static"}
     assert (ROOT / "templates" / "index.html").is_file() and (ROOT / "static" / "app.js").is_file()
+
+
+def test_the_stylesheet_styles_the_page_s_main_classes():
+    # A cheap guard against a stylesheet cut short by an edit (it happened once): these classes carry meaning.
+    css = (ROOT / "static" / "app.css").read_text(encoding="utf-8")
+    for selector in (".tool-item", ".res-item", ".badge", ".rpc-error", ".is-error", ".row", ".f-row", ".field-error",
+                     ".call", ".problems", ".asks", ".diff-field", ".replay-step", "prefers-color-scheme"):
+        assert selector in css, selector
+    assert css.count("{") == css.count("}")
