@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from . import __version__, jsonrpc
 from .recording import RecordingWriter, header
-from .records import EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Record
+from .records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_line
 from .transport.stdio import ExitInfo, SpawnError, StdioProcess
 
 # The handshake the page's Session sends (a test checks they agree). Not imported from session.py: that would pull
@@ -192,11 +192,7 @@ class Wire:
     # -- receiving -------------------------------------------------------------------------------------------
 
     def _on_stdout(self, line: bytes) -> None:
-        decoded = jsonrpc.decode_line(line)
-        if decoded.kind == jsonrpc.INVALID:
-            self.store.add(Record(INVALID, dir=FROM_SERVER, raw=decoded.text, error=decoded.problem))
-            return
-        self.store.add(Record(MESSAGE, dir=FROM_SERVER, msg=decoded.msg))
+        decoded = record_server_line(self.store, line)
         if decoded.kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
             key = jsonrpc.id_key(decoded.msg.get("id"))
             with self._lock:

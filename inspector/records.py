@@ -178,3 +178,16 @@ class Pairer:
     def forget(self) -> None:
         """Drop open requests (the server process is gone: nothing can answer them any more)."""
         self._open.clear()
+
+
+def record_server_line(sink, line: bytes) -> jsonrpc.Decoded:
+    """Decode one stdout line of a server and record it (a message, or an invalid line); return what it was.
+
+    `sink` is anything with add(record): the page's store or the headless commands' sink.
+    """
+    decoded = jsonrpc.decode_line(line)
+    if decoded.kind == jsonrpc.INVALID:
+        sink.add(Record(INVALID, dir=FROM_SERVER, raw=decoded.text, error=decoded.problem))
+    else:
+        sink.add(Record(MESSAGE, dir=FROM_SERVER, msg=decoded.msg))
+    return decoded

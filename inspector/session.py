@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import jsonrpc
-from .records import EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Record
+from .records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_line
 from .store import Store
 from .transport.stdio import ExitInfo, SpawnError, StdioProcess
 
@@ -439,11 +439,7 @@ class Session:
     # -- receiving -------------------------------------------------------------------------------------------
 
     def _on_stdout(self, line: bytes) -> None:
-        decoded = jsonrpc.decode_line(line)
-        if decoded.kind == jsonrpc.INVALID:
-            self.store.add(Record(INVALID, dir=FROM_SERVER, raw=decoded.text, error=decoded.problem))
-            return
-        self.store.add(Record(MESSAGE, dir=FROM_SERVER, msg=decoded.msg))
+        decoded = record_server_line(self.store, line)
         if decoded.kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
             self._on_response(decoded.msg)
         elif decoded.kind == jsonrpc.NOTIFICATION:
