@@ -93,6 +93,15 @@ def _timeout(text: str | None) -> float | None:
     return value if value is not None and 0 < value <= 86400 else None
 
 
+def _posted(tool: dict) -> tuple[str, str, object, str | None]:
+    """(mode, the JSON editor's text, arguments, problem) of a posted tool form (the toggle and the draft saver)."""
+    pairs = _pairs()
+    values = dict(pairs)
+    mode = values.get("mode", "form")
+    arguments, problem, _ = _read_arguments(tool, mode, pairs)
+    return mode, values.get("arguments", ""), arguments, problem
+
+
 def register(app: Flask) -> None:
     """Attach the tool routes."""
 
@@ -115,24 +124,17 @@ def register(app: Flask) -> None:
     def tool_toggle(name: str):
         """The JSON toggle: form → JSON editor and back, without losing input."""
         tool = tool_or_404(name)
-        pairs = _pairs()
-        mode = dict(pairs).get("mode", "form")
-        arguments, problem, _ = _read_arguments(tool, mode, pairs)
+        mode, text, arguments, problem = _posted(tool)
         if problem:  # invalid JSON cannot become a form: stay in the editor and say why
-            return render_tool(tool, mode="json", text=dict(pairs).get("arguments", ""), problem=problem, status=422)
+            return render_tool(tool, mode="json", text=text, problem=problem, status=422)
         _services()["session"].last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
         return render_tool(tool, mode="json" if mode == "form" else "form", arguments=arguments)
 
     @app.post("/tools/<path:name>/draft")
     def tool_draft(name: str):
         """Keep what the user typed, so switching tools or reloading does not lose it."""
-        tool = tool_or_404(name)
-        pairs = _pairs()
-        mode = dict(pairs).get("mode", "form")
-        arguments, problem, _ = _read_arguments(tool, mode, pairs)
-        session = _services()["session"]
-        session.last_arguments[name] = dict(pairs).get("arguments", "") if problem else json.dumps(
-            arguments, ensure_ascii=False)
+        _, text, arguments, problem = _posted(tool_or_404(name))
+        _services()["session"].last_arguments[name] = text if problem else json.dumps(arguments, ensure_ascii=False)
         return "", 204
 
     @app.post("/tools/<path:name>/call")
