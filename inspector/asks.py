@@ -1,5 +1,7 @@
 """The server's own requests that a person answers: sampling/createMessage and elicitation/create (form and URL
-modes), in the handshake era. Each waits, visibly, until the page answers it; nothing is answered for the user.
+modes). In the handshake era they are JSON-RPC requests from the server; in the modern era they arrive inside an
+input_required result and the answers go back in the retried request. Either way each waits, visibly, until the
+page answers it; nothing is answered for the user.
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ class Ask:
     answer: str = ""
     draft: dict | None = None
     """What the user last typed into an elicitation form that was refused (shown again with its errors)."""
+    round: Any = field(repr=False, default=None)
+    """Modern era: the input round this belongs to (session.InputRound), answered through the retried request."""
+    input_key: str = ""
+    """Modern era: the key of this request in the round's inputRequests."""
+    info_only: bool = False
+    """A URL from a -32042 error: nothing to send back; accepting re-runs the call that needed it."""
+    call: Any = field(repr=False, default=None)
 
     @property
     def mode(self) -> str:
@@ -50,12 +59,50 @@ class Asks:
         self._lock = threading.Lock()
         session.advertise.update(sampling=True, elicitation=True, elicitation_url=True)
         session.on_server_request = self._take
+        session.on_input_required = self._take_round
+        session.on_url_required = self._take_urls
         session.on_exit_hooks.append(lambda *_: self._abandon())
 
     def pending(self) -> list[Ask]:
         """Asks still waiting, oldest first."""
         with self._lock:
+            for ask in self.items.values():  # a cancelled call abandons its round's questions
+                if ask.state == "pending" and ask.round is not None and ask.round.state != "waiting":
+                    ask.state = "abandoned"
             return [ask for ask in self.items.values() if ask.state == "pending"]
+
+    def _take_round(self, round_) -> bool:
+        """Modern era: show the round's sampling and elicitation requests; False if one cannot be answered here."""
+        open_keys = [key for key in round_.requests if key not in round_.responses]
+        for key in open_keys:
+            if not self._answerable(round_.requests[key].get("method")):
+                return False
+        with self._lock:
+            for key in open_keys:
+                item = round_.requests[key]
+                params = item.get("params") if isinstance(item.get("params"), dict) else {}
+                ask = Ask(key=next(self._keys), id=None, method=item["method"], params=params, received=time.time(),
+                          round=round_, input_key=key)
+                self.items[ask.key] = ask
+        self.session.store.signal("asks")
+        return True
+
+    def _take_urls(self, elicitations: list[dict], call) -> None:
+        """A -32042 error: show each URL the server needs the user to open; accepting one re-runs the call."""
+        with self._lock:
+            for item in elicitations:
+                params = {"mode": "url", **{k: item[k] for k in ("url", "message", "elicitationId") if k in item}}
+                ask = Ask(key=next(self._keys), id=None, method="elicitation/create", params=params,
+                          received=time.time(), info_only=True, call=call)
+                self.items[ask.key] = ask
+        self.session.store.signal("asks")
+
+    def _answerable(self, method: Any) -> bool:
+        if method == "sampling/createMessage":
+            return bool(self.session.advertise.get("sampling"))
+        if method == "elicitation/create":
+            return bool(self.session.advertise.get("elicitation") or self.session.advertise.get("elicitation_url"))
+        return False
 
     def _take(self, msg: dict, process) -> bool:
         method = msg.get("method")
@@ -78,6 +125,17 @@ class Asks:
             if ask is None or ask.state != "pending":
                 return False
             ask.state, ask.answer = "answered", summary
+        if ask.info_only:
+            self.session.store.signal("asks")
+            if ask.call is not None and isinstance(result, dict) and result.get("action") == "accept":
+                self.session.call_tool(ask.call.tool, ask.call.arguments)  # the user opened the URL: try again
+            return True
+        if ask.round is not None:
+            sent = self.session.answer_input(ask.round, ask.input_key, None if error is not None else result)
+            if not sent:
+                ask.state = "abandoned"
+            self.session.store.signal("asks")
+            return sent
         reply = (jsonrpc.error_response(ask.id, error[0], error[1]) if error is not None
                  else jsonrpc.result_response(ask.id, result))
         sent = self.session.reply(ask.process, reply)

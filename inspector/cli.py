@@ -16,11 +16,12 @@ from pathlib import Path
 from . import __version__
 from .commands.common import seconds
 from .config import DEFAULT_TIMEOUT, Config, server_name
+from .eras import ProtocolChoiceError, parse_protocol
 
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
 # Options that take a value, so the splitter knows to skip it.
 VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout", "--watch", "--watch-glob",
-                 "--max-timeout", "--root", "--rules"}
+                 "--max-timeout", "--root", "--rules", "--protocol"}
 
 
 class UsageError(Exception):
@@ -54,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", action="append", default=[], metavar="URI",
                         help="a root reported to the server's roots/list (repeatable; default: the working "
                              "directory as a file: URI)")
+    parser.add_argument("--protocol", default="auto", metavar="ERA",
+                        help="auto (default: probe server/discover, fall back to initialize), legacy (initialize), "
+                             "modern (2026-07-28, no initialize) or a revision date such as 2025-06-18")
     parser.add_argument("--rules", metavar="FILE",
                         help='switch diagnostics off: a JSON file {"disable": [rule ids]} (see docs/rules.md)')
     parser.add_argument("--watch", action="append", default=[], metavar="PATH",
@@ -116,6 +120,10 @@ def parse_config(argv: list[str]) -> Config:
     for path in args.watch:
         if not Path(args.cwd or ".", path).exists():
             raise UsageError(f"--watch: no such file or folder: {path}")
+    try:
+        protocol = parse_protocol(args.protocol).label
+    except ProtocolChoiceError as exc:
+        raise UsageError(str(exc)) from None
     disabled: frozenset = frozenset()
     if args.rules:
         from .diagnostics.rules import RulesError, load_rules
@@ -139,7 +147,7 @@ def parse_config(argv: list[str]) -> Config:
                   watch=tuple(str(Path(args.cwd or ".", path).resolve()) for path in args.watch),
                   no_watch=args.no_watch, watch_globs=tuple(args.watch_glob),
                   restart_on_crash=args.restart_on_crash, max_timeout=args.max_timeout,
-                  roots=tuple(args.root), disabled_rules=disabled)
+                  roots=tuple(args.root), disabled_rules=disabled, protocol=protocol)
 
 
 def _parse_strictly(parser: argparse.ArgumentParser, tokens: list[str]) -> argparse.Namespace:

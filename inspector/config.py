@@ -43,6 +43,8 @@ class Config:
     """--root URI: the roots the inspector reports (default: the working directory as a file: URI)."""
     disabled_rules: frozenset = frozenset()
     """Rule ids switched off with --rules FILE (protocol warnings and description advice)."""
+    protocol: str = "auto"
+    """--protocol: auto, legacy, modern or a revision date."""
     view: str | None = None
     """A recording to show read-only (`mcp-inspect view FILE`); nothing is started then."""
     recordings_dir: str = field(default_factory=lambda: str(Path.cwd() / "recordings"))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__, jsonrpc
+from . import __version__, eras, jsonrpc
 from .recording import RecordingWriter, header
 from .records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_line
 from .transport.stdio import ExitInfo, SpawnError, StdioProcess
@@ -105,9 +105,14 @@ class Wire:
         self._process: StdioProcess | None = None
         self.exit_info: ExitInfo | None = None
         self.exit_recorded = threading.Event()
+        self.modern_meta: dict | None = None
+        """Set once the modern era is chosen: request() adds these `_meta` keys to every request."""
 
     def start(self) -> int:
-        """Spawn the server; raises SpawnError with a one-line reason."""
+        """Spawn the server (again, after a close); raises SpawnError with a one-line reason."""
+        with self._lock:
+            self.exit_info = None
+        self.exit_recorded.clear()
         process = StdioProcess(self.command, cwd=self.cwd, env=self.env, on_stdout=self._on_stdout,
                                on_stderr=self._on_stderr_line, on_exit=self._on_exit,
                                on_spawn=lambda pid: self._event("spawn", {"pid": pid}))
@@ -166,6 +171,8 @@ class Wire:
     def request(self, request_id: Any, method: str, params: Any = None, *, timeout: float) -> dict:
         """Send a request and wait for its response message; raises NoAnswer."""
         exchange = self.expect(request_id, method)
+        if self.modern_meta is not None and (params is None or isinstance(params, dict)):
+            params = eras.with_meta(params, self.modern_meta)
         msg = jsonrpc.request(request_id, method, params)
         if not self.send(msg):
             self.forget(exchange)
@@ -246,6 +253,93 @@ def default_answer(msg: dict) -> dict:
         return jsonrpc.result_response(msg.get("id"), {})
     return jsonrpc.error_response(msg.get("id"), jsonrpc.METHOD_NOT_FOUND,
                                   f"mcp-inspect (headless) does not answer {msg.get('method')}")
+
+
+@dataclass
+class Connected:
+    """What connecting in an era found out."""
+
+    era: str
+    version: str | None
+    server_info: dict
+    capabilities: dict
+    instructions: str | None
+    why: str
+
+
+class ConnectFailed(Exception):
+    """The handshake (or the modern era's server/discover) failed; one line for the user."""
+
+
+Ask = Callable[[str, Any, float], dict]
+"""Sends a request and waits for its response message: (method, params, timeout) -> response; raises NoAnswer."""
+
+
+def connect(wire: Wire, protocol: str, timeout: float, ask: Ask) -> Connected:
+    """Find the era as the page does (probe server/discover, fall back to initialize) and connect in it.
+
+    The handshake event is recorded like the page's. A server that does not answer the probe within
+    eras.PROBE_SECONDS is restarted for initialize (it may be stuck on the probe, or locked into the modern era).
+    Raises ConnectFailed or NoAnswer.
+    """
+    choice = eras.parse_protocol(protocol)
+    era, version, why, discover = choice.era, choice.version, f"--protocol {choice.label}", None
+    if choice.era == eras.AUTO:
+        meta = eras.request_meta(eras.MODERN_VERSION, {}, client_info(), None)
+        try:
+            answer, lost = ask("server/discover", {"_meta": meta}, eras.PROBE_SECONDS), ""
+        except NoAnswer as exc:
+            answer, lost = None, exc.reason
+        outcome = eras.judge_probe(answer)
+        if lost == "exited":  # it died on a method it does not know: a handshake-era server, try a fresh one
+            outcome = eras.ProbeOutcome(eras.LEGACY, eras.LEGACY_VERSION, "the server exited on server/discover")
+        era, version, why, discover = outcome.era, outcome.version, outcome.reason, outcome.discover
+        if answer is None:
+            wire.close(stdin_grace=0.5)
+            wire.start()
+    if era == eras.MODERN:
+        wire.modern_meta = eras.request_meta(version or eras.MODERN_VERSION, {}, client_info(), None)
+        if discover is None:
+            response = ask("server/discover", None, timeout)
+            if not isinstance(response.get("result"), dict):
+                error = response.get("error")
+                raise ConnectFailed(f"server/discover failed: {eras.explain_error(error) or _error_line(error)}")
+            discover = response["result"]
+        meta = discover.get("_meta") if isinstance(discover.get("_meta"), dict) else {}
+        connected = Connected(eras.MODERN, version, _dict(meta.get(eras.META_SERVER_INFO)),
+                              _dict(discover.get("capabilities")), _str(discover.get("instructions")), why)
+    else:
+        response = ask("initialize", initialize_params(version), timeout)
+        result = response.get("result")
+        if not isinstance(result, dict):
+            raise ConnectFailed(f"initialize failed: {_error_line(response.get('error'))}")
+        connected = Connected(eras.LEGACY, _str(result.get("protocolVersion")), _dict(result.get("serverInfo")),
+                              _dict(result.get("capabilities")), _str(result.get("instructions")), why)
+    wire.store.add(Record(EVENT, event="handshake", detail={
+        "era": connected.era, "protocolVersion": connected.version, "serverInfo": connected.server_info,
+        "capabilities": connected.capabilities, "instructions": connected.instructions, "why": why}))
+    if connected.era == eras.LEGACY:
+        wire.send(jsonrpc.notification("notifications/initialized"))
+    return connected
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _error_line(error: Any) -> str:
+    if isinstance(error, dict):
+        return f"{error.get('message', 'error')} (code {error.get('code')})"
+    return "the answer was not a result"
+
+
+def client_info() -> dict:
+    """Our clientInfo."""
+    return {"name": CLIENT_NAME, "version": __version__}
 
 
 def initialize_params(protocol: str | None = None) -> dict:

@@ -255,8 +255,13 @@ def resource_subscription():
     uri = request.form.get("uri", "")
     subscribe = request.path.endswith("/subscribe")
     session = _session()
-    _, failure, error = ask("resources/subscribe" if subscribe else "resources/unsubscribe", {"uri": uri},
-                            WAIT_SECONDS)
+    if session.server.era == "modern":
+        # 2026-07-28 has no resources/subscribe: the URI joins the subscriptions/listen stream, which is re-opened.
+        session.set_resource_subscription(uri, subscribe)
+        failure, error = None, None
+    else:
+        _, failure, error = ask("resources/subscribe" if subscribe else "resources/unsubscribe", {"uri": uri},
+                                WAIT_SECONDS)
     state = _state()
     if failure is None and error is None:
         if subscribe:

@@ -48,6 +48,10 @@ class Record:
     """Event details (kind event)."""
     origin: str | None = None
     """Who made a to_server message when it was not the inspector's own logic: "user" for hand-made ones."""
+    follows: int | None = None
+    """A request retried after an input_required answer: the seq of that answer (the chain's previous link)."""
+    http: dict | None = None
+    """Over HTTP: the exchange that carried the message (status, MCP-relevant headers; secrets redacted)."""
 
     def to_dict(self) -> dict:
         """The record's JSON form: only the fields its kind uses."""
@@ -57,6 +61,10 @@ class Record:
             out["msg"] = self.msg
             if self.origin:
                 out["origin"] = self.origin
+            if self.follows is not None:
+                out["follows"] = self.follows
+            if self.http:
+                out["http"] = self.http
         elif self.kind == STDERR:
             out["text"] = self.text
         elif self.kind == INVALID:
@@ -65,6 +73,8 @@ class Record:
             out["error"] = self.error
             if self.origin:
                 out["origin"] = self.origin
+            if self.http:
+                out["http"] = self.http
         elif self.kind == EVENT:
             out["event"] = self.event
             out["detail"] = self.detail
@@ -95,12 +105,15 @@ def from_dict(obj: Any) -> Record:
     if kind in (MESSAGE, INVALID) and direction not in DIRECTIONS:
         raise RecordError(f"dir must be one of {DIRECTIONS}")
     detail = obj.get("detail", {})
+    follows = obj.get("follows")
     if kind == EVENT and (not isinstance(obj.get("event"), str) or not isinstance(detail, dict)):
         raise RecordError("an event needs a string event and an object detail")
     return Record(kind=kind, seq=seq, t=t, dir=direction, msg=obj.get("msg"),
                   text=_str_or_none(obj.get("text")), raw=_str_or_none(obj.get("raw")),
                   error=_str_or_none(obj.get("error")), event=obj.get("event"),
-                  detail=detail if kind == EVENT else {}, origin=_str_or_none(obj.get("origin")))
+                  detail=detail if kind == EVENT else {}, origin=_str_or_none(obj.get("origin")),
+                  follows=follows if isinstance(follows, int) and not isinstance(follows, bool) else None,
+                  http=obj.get("http") if isinstance(obj.get("http"), dict) else None)
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -180,14 +193,20 @@ class Pairer:
         self._open.clear()
 
 
-def record_server_line(sink, line: bytes) -> jsonrpc.Decoded:
-    """Decode one stdout line of a server and record it (a message, or an invalid line); return what it was.
+def record_server_line(sink, line: bytes, http: dict | None = None) -> jsonrpc.Decoded:
+    """Decode one line (or HTTP body) of a server and record it (a message, or an invalid line); return it.
 
-    `sink` is anything with add(record): the page's store or the headless commands' sink.
+    `sink` is anything with add(record): the page's store or the headless commands' sink. `http` describes the
+    HTTP exchange that carried it, when the transport is HTTP.
     """
+    return record_server_message(sink, line, http)[0]
+
+
+def record_server_message(sink, line: bytes, http: dict | None = None) -> tuple[jsonrpc.Decoded, Record]:
+    """record_server_line, also giving back the record as stored (with its seq)."""
     decoded = jsonrpc.decode_line(line)
     if decoded.kind == jsonrpc.INVALID:
-        sink.add(Record(INVALID, dir=FROM_SERVER, raw=decoded.text, error=decoded.problem))
+        record = sink.add(Record(INVALID, dir=FROM_SERVER, raw=decoded.text, error=decoded.problem, http=http))
     else:
-        sink.add(Record(MESSAGE, dir=FROM_SERVER, msg=decoded.msg))
-    return decoded
+        record = sink.add(Record(MESSAGE, dir=FROM_SERVER, msg=decoded.msg, http=http))
+    return decoded, record

@@ -118,7 +118,8 @@ def run(config: Config) -> int:
         return 2
     store = Store(writer)
     session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
-                      client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list())
+                      client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list(),
+                      protocol=config.protocol)
     problems = Problems(store, session, timeout=config.timeout, disabled=config.disabled_rules)
     asks = Asks(session)
     watcher = make_watcher(config)
@@ -137,7 +138,7 @@ def run(config: Config) -> int:
         return 2
     port = server.socket.getsockname()[1]
     app.config["INSPECTOR_PORT"] = port
-    writer.write_header(header(config.target(), env_keys=[key for key, _ in config.env]))
+    writer.write_header(header(config.target(), protocol=config.protocol, env_keys=[key for key, _ in config.env]))
 
     if writer.path:
         print(f"mcp-inspect: recording to {writer.path}", file=sys.stderr, flush=True)

@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import jsonrpc
-from .records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_line
+from . import eras, jsonrpc
+from .records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_message
 from .store import Store
 from .transport.stdio import ExitInfo, SpawnError, StdioProcess
 
-PROTOCOL_VERSION = "2025-11-25"
+PROTOCOL_VERSION = eras.LEGACY_VERSION
 CLIENT_INFO = {"name": "mcp-inspect", "version": ""}
 LIST_METHODS = (  # (capability, method, result key, state attribute)
     ("tools", "tools/list", "tools", "tools"),
@@ -56,6 +56,12 @@ class Pending:
     on_done: Callable[["Pending"], None] | None = None
     hard_deadline: float = 0.0
     """Progress notifications push the deadline back, never past this (the maximum timeout)."""
+    params: Any = None
+    """What was sent (an input_required answer is retried with the same params plus the user's answers)."""
+    rounds: int = 1
+    """How many times this request went out (modern era: each input_required answer adds a round)."""
+    response_seq: int = 0
+    """The seq of the answer's record."""
 
     def wait(self, timeout: float | None = None) -> dict:
         """The result object, or raise RequestFailed."""
@@ -90,8 +96,27 @@ class Call:
     elapsed_ms: float | None = None
     progress: dict | None = None
     """The latest notifications/progress for this call: {progress, total?, message?}."""
+    pending: Pending | None = field(default=None, repr=False)
+    """The request in flight (its id changes when an input_required round is retried)."""
+    waiting_input: bool = False
+    """Modern era: the server asked for input (sampling, elicitation); the call waits for the Asks panel."""
     done: threading.Event = field(default_factory=threading.Event)
     """Set once the call has its final state."""
+
+
+@dataclass
+class InputRound:
+    """Modern era: a request answered with resultType input_required, waiting for the user's answers."""
+
+    pending: Pending
+    requests: dict[str, dict]
+    """{key: {method, params}} from the result's inputRequests."""
+    request_state: Any
+    response_seq: int
+    """The seq of the input_required answer: the retry links back to it in the timeline."""
+    responses: dict[str, Any] = field(default_factory=dict)
+    state: str = "waiting"
+    """waiting, retried, abandoned."""
 
 
 @dataclass
@@ -104,6 +129,11 @@ class ServerState:
     exit: ExitInfo | None = None
     error: str = ""
     protocol_version: str | None = None
+    era: str | None = None
+    """legacy (initialize handshake) or modern (2026-07-28: server/discover, per-request _meta)."""
+    era_reason: str = ""
+    """Why this era: what the server/discover probe saw, or that --protocol forced it."""
+    supported_versions: list = field(default_factory=list)
     server_info: dict = field(default_factory=dict)
     capabilities: dict = field(default_factory=dict)
     instructions: str | None = None
@@ -121,8 +151,15 @@ class Session:
 
     def __init__(self, store: Store, command: list[str], *, cwd: str | None = None,
                  env: dict[str, str] | None = None, timeout: float = 60.0, client_version: str = "",
-                 max_timeout: float | None = None, roots: list[dict] | None = None) -> None:
+                 max_timeout: float | None = None, roots: list[dict] | None = None, protocol: str = "auto",
+                 connect: Callable[..., Any] | None = None) -> None:
         self.store = store
+        self.protocol = eras.parse_protocol(protocol)
+        """What --protocol asked for."""
+        self.era_found: eras.ProbeOutcome | None = None
+        """What the first server/discover probe found: kept for this command across restarts."""
+        self.connect = connect
+        """Builds the connection for a start (HTTP); None: spawn `command` over stdio."""
         self.command = list(command)
         self.cwd = cwd
         self.env = dict(os.environ if env is None else env)
@@ -155,6 +192,14 @@ class Session:
         """Client capabilities sent at the next initialize (servers register tools depending on them)."""
         self.on_listed_hooks: list[Callable[[], None]] = []
         """Called after the tools, resources, templates and prompts were (re)listed."""
+        self.on_input_required: Callable[[InputRound], bool] | None = None
+        """Modern era: offered each input_required round that needs a person (sampling, elicitation); True = taken."""
+        self.on_url_required: Callable[[list[dict], Call | None], None] | None = None
+        """Offered the URL elicitations of a -32042 error (handshake era)."""
+        self.rounds: list[InputRound] = []
+        self.resource_subscriptions: set[str] = set()
+        """Modern era: the resource URIs that subscriptions/listen asks updates for."""
+        self._listen: Pending | None = None
         threading.Thread(target=self._watch_timeouts, name="request-timeouts", daemon=True).start()
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -164,10 +209,14 @@ class Session:
         with self._lock:
             if self._closed or (self._process and not self._process.exited.is_set()):
                 return
-            self.server = ServerState(state="starting", starts=self.server.starts + 1)
-            process = StdioProcess(self.command, cwd=self.cwd, env=self.env, on_stdout=self._on_stdout,
-                                   on_stderr=self._on_stderr, on_exit=lambda info: self._on_exit(process, info),
-                                   on_spawn=lambda pid: self.event("spawn", {"pid": pid}))
+            self.server = ServerState(state="starting", starts=self.server.starts + 1,
+                                      log_level=self.server.log_level)
+            if self.connect is not None:
+                process = self.connect(self)
+            else:
+                process = StdioProcess(self.command, cwd=self.cwd, env=self.env, on_stdout=self._on_stdout,
+                                       on_stderr=self._on_stderr, on_exit=lambda info: self._on_exit(process, info),
+                                       on_spawn=lambda pid: self.event("spawn", {"pid": pid}))
             try:
                 pid = process.start()
             except SpawnError as exc:
@@ -218,26 +267,45 @@ class Session:
 
     def request(self, method: str, params: dict | None = None, *, timeout: float | None = None,
                 on_done: Callable[[Pending], None] | None = None) -> Pending:
-        """Send a request; returns at once with a Pending (never blocks on the server)."""
+        """Send a request; returns at once with a Pending (never blocks on the server).
+
+        In the modern era the request carries the `_meta` keys (version, capabilities, client info, log level),
+        and an input_required answer does not finish it: it waits for the user's answers and goes out again.
+        """
         timeout = self.timeout if timeout is None else timeout
+        pending = Pending(id=0, method=method, deadline=0.0, timeout=timeout, on_done=on_done, params=params)
+        self._send_pending(pending)
+        return pending
+
+    def _send_pending(self, pending: Pending, follows: int | None = None) -> None:
+        """Send (or re-send, under a new id) a pending request."""
+        pending.id = next(self._ids)
         now = time.monotonic()
-        pending = Pending(id=next(self._ids), method=method, deadline=now + timeout, timeout=timeout,
-                          on_done=on_done, hard_deadline=now + max(timeout, self.max_timeout))
+        pending.deadline = now + pending.timeout
+        pending.hard_deadline = now + max(pending.timeout, self.max_timeout)
+        method = pending.method
         process = self._process
         if process is None or process.exited.is_set():
             self._finish(pending, failure=RequestFailed(f"{method}: the server is not running", reason="not-running"))
-            return pending
+            return
+        params = pending.params
+        if self.server.era == eras.MODERN:
+            params = eras.with_meta(params, self.request_meta())
         with self._lock:
             self._pending[pending.id] = pending  # registered before sending: a fast answer must find it
         msg = jsonrpc.request(pending.id, method, params)
-        record = self._send(process, msg)
+        record = self._send(process, msg, follows=follows)
         if record is None:
             with self._lock:
                 self._pending.pop(pending.id, None)
             self._finish(pending, failure=RequestFailed(f"{method}: the server's stdin is closed", reason="exited"))
         else:
             pending.seq = record.seq
-        return pending
+
+    def request_meta(self, version: str | None = None) -> dict:
+        """The modern era's per-request `_meta`: our version, capabilities, info and the page's log level."""
+        return eras.request_meta(version or self.server.protocol_version or eras.MODERN_VERSION,
+                                 self.client_capabilities(), self.client_info, self.server.log_level)
 
     def notify(self, method: str, params: dict | None = None) -> None:
         """Send a notification."""
@@ -245,10 +313,13 @@ class Session:
         if process is not None:
             self._send(process, jsonrpc.notification(method, params))
 
-    def _send(self, process: StdioProcess, msg: Any, origin: str | None = None) -> Record | None:
+    def _send(self, process: StdioProcess, msg: Any, origin: str | None = None,
+              follows: int | None = None) -> Record | None:
         # One lock around record-then-write keeps the recording's order equal to the pipe's order.
         with self._send_lock:
-            record = self.store.add(Record(MESSAGE, dir=TO_SERVER, msg=msg, origin=origin))
+            http = process.request_meta(msg) if hasattr(process, "request_meta") else None
+            record = self.store.add(Record(MESSAGE, dir=TO_SERVER, msg=msg, origin=origin, follows=follows,
+                                           http=http))
             try:
                 process.send(jsonrpc.encode(msg))
             except (BrokenPipeError, OSError, ValueError) as exc:
@@ -263,10 +334,11 @@ class Session:
             return None
         line = line.replace("\r", "").replace("\n", " ")  # stdio framing: one message, one line
         decoded = jsonrpc.decode_line(line.encode("utf-8", "surrogatepass"))
+        http = process.request_meta(decoded.msg) if hasattr(process, "request_meta") else None
         if decoded.kind == jsonrpc.INVALID:
-            record = Record(INVALID, dir=TO_SERVER, raw=line, error=decoded.problem, origin="user")
+            record = Record(INVALID, dir=TO_SERVER, raw=line, error=decoded.problem, origin="user", http=http)
         else:
-            record = Record(MESSAGE, dir=TO_SERVER, msg=decoded.msg, origin="user")
+            record = Record(MESSAGE, dir=TO_SERVER, msg=decoded.msg, origin="user", http=http)
         with self._send_lock:
             self.store.add(record)
             try:
@@ -288,10 +360,14 @@ class Session:
 
         def done(pending: Pending) -> None:
             call.elapsed_ms = (time.time() - call.started) * 1000.0
+            call.waiting_input = False
             if pending.failure:
                 call.state, call.message = "failed", str(pending.failure)
             elif pending.response is not None and "error" in pending.response:
                 call.state, call.error = "error", pending.response["error"]
+                urls = eras.url_elicitations(call.error)
+                if urls and self.on_url_required is not None:
+                    self.on_url_required(urls, call)
             else:
                 call.state, call.result = "result", (pending.response or {}).get("result")
             call.done.set()
@@ -302,17 +378,30 @@ class Session:
             params["arguments"] = arguments
         params["_meta"] = {"progressToken": f"call-{call.id}"}
         pending = self.request("tools/call", params, on_done=done, timeout=timeout)
+        call.pending = pending
         call.request_seq, call.request_id = pending.seq, pending.id
         return call
 
     def cancel_call(self, call_id: int, reason: str = "cancelled by the user") -> bool:
-        """Cancel an in-flight call: notifications/cancelled to the server, and the call fails at once."""
+        """Cancel an in-flight call: notifications/cancelled to the server, and the call fails at once.
+
+        A modern call waiting for the user's input has nothing in flight: its round is abandoned instead.
+        """
         call = self.calls.get(call_id)
-        with self._lock:
-            pending = self._pending.pop(call.request_id, None) if call and call.request_id is not None else None
-        if pending is None:
+        if call is None or call.pending is None or call.pending.done.is_set():
             return False
-        self.notify("notifications/cancelled", {"requestId": pending.id, "reason": reason})
+        pending = call.pending
+        with self._lock:
+            in_flight = self._pending.pop(pending.id, None) is not None
+            waiting = [r for r in self.rounds if r.pending is pending and r.state == "waiting"]
+            for round_ in waiting:
+                round_.state = "abandoned"
+        if not in_flight and not waiting:
+            return False
+        if in_flight:
+            self.notify("notifications/cancelled", {"requestId": pending.id, "reason": reason})
+        if waiting:
+            self.store.signal("asks")
         self._finish(pending, failure=RequestFailed(f"tools/call: {reason}", reason="cancelled"))
         return True
 
@@ -326,7 +415,7 @@ class Session:
             return  # progress can still arrive after a cancel: shown in the timeline, nothing else
         call.progress = {key: params[key] for key in ("progress", "total", "message") if key in params}
         with self._lock:
-            pending = self._pending.get(call.request_id)
+            pending = self._pending.get(call.pending.id) if call.pending else None
             if pending is not None:  # progress resets the timeout, up to the maximum
                 pending.deadline = min(time.monotonic() + pending.timeout, pending.hard_deadline)
         self.store.signal(f"call:{call.id}")
@@ -341,7 +430,65 @@ class Session:
     # -- the handshake ---------------------------------------------------------------------------------------
 
     def _handshake(self, process: StdioProcess) -> None:
-        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": self.client_capabilities(),
+        """Find the era (the probe, --protocol, or what an earlier start found), then connect in it."""
+        choice = self.protocol
+        self.server.era = None
+        if choice.era != eras.AUTO:
+            era, version, reason, discover = choice.era, choice.version, f"--protocol {choice.label}", None
+        elif self.era_found is not None:
+            found = self.era_found
+            era, version, reason, discover = found.era, found.version, f"found at the first start: {found.reason}", None
+        else:
+            outcome, restart, failure = self._probe(process)
+            if outcome is None:
+                self._handshake_failed(process, f"server/discover failed: {failure}")
+                return
+            self.era_found = outcome
+            if restart:
+                # A server that ignored the probe may be stuck on it, and an SDK server that read it is locked
+                # into the modern era: the handshake-era fallback needs a fresh process.
+                if process.exited.is_set():
+                    self.event("stop", {"reason": f"{outcome.reason}; starting it again for the initialize "
+                                                  "handshake"})
+                else:
+                    self.stop(reason=f"{outcome.reason}; restarting it for the initialize handshake",
+                              stdin_grace=0.5)
+                self.start()
+                return
+            era, version, reason, discover = outcome.era, outcome.version, outcome.reason, outcome.discover
+        with self._lock:
+            if self._process is not process:
+                return
+            self.server.era, self.server.era_reason = era, reason
+        if era == eras.MODERN:
+            self._modern_handshake(process, version or eras.MODERN_VERSION, discover)
+        else:
+            self._legacy_handshake(process, version or PROTOCOL_VERSION)
+
+    def _probe(self, process: StdioProcess) -> tuple[eras.ProbeOutcome | None, bool, str]:
+        """Ask server/discover once: (what it says about the era, whether to restart the process, a failure)."""
+        pending = self.request("server/discover", {"_meta": self.request_meta(eras.MODERN_VERSION)},
+                               timeout=eras.PROBE_SECONDS)
+        pending.done.wait(eras.PROBE_SECONDS + 5.0)
+        if self._process is not process:
+            return None, False, "the server was replaced during the probe"
+        if process.exited.is_set() and pending.response is None:
+            # Hand-written handshake-era servers often die on a method they do not know: no modern server would
+            # (server/discover is mandatory there), so the fallback goes on with a fresh process.
+            return (eras.ProbeOutcome(eras.LEGACY, eras.LEGACY_VERSION,
+                                      f"the server exited on server/discover ({pending.failure})"), True, "")
+        if pending.response is not None:
+            return eras.judge_probe(pending.response), False, ""
+        outcome = eras.judge_probe(None)
+        failure = pending.failure
+        if failure is not None and failure.reason != "timeout":
+            outcome = eras.ProbeOutcome(eras.LEGACY, eras.LEGACY_VERSION, f"server/discover failed: {failure}")
+        # Only a process that got no answer in time is restarted (the spec's fallback); HTTP has nothing to restart.
+        return outcome, failure is not None and failure.reason == "timeout" and process.pid is not None, ""
+
+
+    def _legacy_handshake(self, process: StdioProcess, version: str) -> None:
+        params = {"protocolVersion": version, "capabilities": self.client_capabilities(),
                   "clientInfo": self.client_info}
         try:
             result = self.request("initialize", params).wait()
@@ -359,15 +506,89 @@ class Session:
             server.server_info = result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {}
             server.capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
             server.instructions = result.get("instructions") if isinstance(result.get("instructions"), str) else None
-        self.event("handshake", {"era": "legacy", "protocolVersion": server.protocol_version,
+        self.event("handshake", {"era": eras.LEGACY, "protocolVersion": server.protocol_version,
                                   "serverInfo": server.server_info, "capabilities": server.capabilities,
-                                  "instructions": server.instructions})
+                                  "instructions": server.instructions, "why": server.era_reason})
         self.notify("notifications/initialized")
+        self._connected(process)
+
+    def _modern_handshake(self, process: StdioProcess, version: str, discover: dict | None) -> None:
+        """The 2026-07-28 era has no handshake: server/discover (if the probe did not already) tells what it offers."""
+        self.server.protocol_version = version
+        if discover is None:
+            try:
+                discover = self.request("server/discover").wait()
+            except RequestFailed as exc:
+                explained = eras.explain_error(exc.error)
+                self._handshake_failed(process, f"server/discover failed: {explained or exc}")
+                return
+        if not isinstance(discover, dict):
+            self._handshake_failed(process, "server/discover answered with a result that is not an object")
+            return
+        meta = discover.get("_meta") if isinstance(discover.get("_meta"), dict) else {}
         with self._lock:
-            if self._process is process and server.state == "initializing":
-                server.state = "running"
+            if self._process is not process:
+                return
+            server = self.server
+            server.server_info = meta.get(eras.META_SERVER_INFO) if isinstance(meta.get(eras.META_SERVER_INFO),
+                                                                               dict) else {}
+            server.capabilities = discover.get("capabilities") if isinstance(discover.get("capabilities"),
+                                                                             dict) else {}
+            server.instructions = discover.get("instructions") if isinstance(discover.get("instructions"),
+                                                                             str) else None
+            supported = discover.get("supportedVersions")
+            server.supported_versions = [v for v in supported if isinstance(v, str)] if isinstance(
+                supported, list) else []
+        self.event("handshake", {"era": eras.MODERN, "protocolVersion": version,
+                                  "serverInfo": server.server_info, "capabilities": server.capabilities,
+                                  "instructions": server.instructions,
+                                  "supportedVersions": server.supported_versions, "why": server.era_reason})
+        self._connected(process)
+
+    def _connected(self, process: StdioProcess) -> None:
+        with self._lock:
+            if self._process is process and self.server.state == "initializing":
+                self.server.state = "running"
         self.store.signal("server")
         self.refresh_lists(process)
+        if self.server.era == eras.MODERN:
+            self.listen()
+
+    def listen(self) -> Pending | None:
+        """Modern era: (re)open subscriptions/listen for list changes and the subscribed resources.
+
+        The listen request stays open for the life of the connection (no timeout); a new one replaces the old,
+        which is cancelled.
+        """
+        capabilities = self.server.capabilities
+        wanted: dict[str, Any] = {}
+        for capability, flag in (("tools", "toolsListChanged"), ("prompts", "promptsListChanged"),
+                                 ("resources", "resourcesListChanged")):
+            declared = capabilities.get(capability)
+            if isinstance(declared, dict) and declared.get("listChanged"):
+                wanted[flag] = True
+        resources = capabilities.get("resources")
+        if isinstance(resources, dict) and resources.get("subscribe") and self.resource_subscriptions:
+            wanted["resourceSubscriptions"] = sorted(self.resource_subscriptions)
+        old, self._listen = self._listen, None
+        if old is not None and not old.done.is_set():
+            with self._lock:
+                in_flight = self._pending.pop(old.id, None) is not None
+            if in_flight:
+                self.notify("notifications/cancelled", {"requestId": old.id, "reason": "replaced by a new listen"})
+            self._finish(old, failure=RequestFailed("subscriptions/listen: replaced", reason="cancelled"))
+        if not wanted or self.server.era != eras.MODERN:
+            return None
+        self._listen = self.request("subscriptions/listen", {"notifications": wanted}, timeout=float("inf"))
+        return self._listen
+
+    def set_resource_subscription(self, uri: str, subscribed: bool) -> None:
+        """Modern era: add or drop a resource URI from the listen stream, and re-listen."""
+        if subscribed:
+            self.resource_subscriptions.add(uri)
+        else:
+            self.resource_subscriptions.discard(uri)
+        self.listen()
 
     def _handshake_failed(self, process: StdioProcess, message: str) -> None:
         with self._lock:
@@ -438,26 +659,48 @@ class Session:
 
     # -- receiving -------------------------------------------------------------------------------------------
 
-    def _on_stdout(self, line: bytes) -> None:
-        decoded = record_server_line(self.store, line)
+    def _on_stdout(self, line: bytes, http: dict | None = None) -> None:
+        decoded, record = record_server_message(self.store, line, http)
         if decoded.kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
-            self._on_response(decoded.msg)
+            self._on_response(decoded.msg, record.seq)
         elif decoded.kind == jsonrpc.NOTIFICATION:
             if decoded.msg.get("method") == "notifications/progress":
                 self._on_progress(decoded.msg)
+            elif decoded.msg.get("method") == "notifications/cancelled":
+                self._on_server_cancelled(decoded.msg)
             for hook in self.on_notification_hooks:
                 hook(decoded.msg)
         elif decoded.kind == jsonrpc.REQUEST:
             # Answer from another thread: writing to a server that is itself blocked writing to us would deadlock.
             threading.Thread(target=self._answer_server_request, args=(decoded.msg,), daemon=True).start()
 
-    def _on_response(self, msg: dict) -> None:
+    def _on_server_cancelled(self, msg: dict) -> None:
+        """The server gave up on one of our requests (on stdio this is also how it ends subscriptions/listen)."""
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        request_id = params.get("requestId")
+        if not isinstance(request_id, int) or isinstance(request_id, bool):
+            return
+        with self._lock:
+            pending = self._pending.pop(request_id, None)
+        if pending is not None:
+            reason = params.get("reason") if isinstance(params.get("reason"), str) else ""
+            self._finish(pending, failure=RequestFailed(
+                f"{pending.method}: cancelled by the server" + (f" ({reason})" if reason else ""), reason="cancelled"))
+
+    def set_roots(self, roots: list[dict]) -> None:
+        """New roots from the page; a handshake-era server that may ask for them hears that they changed."""
+        self.roots = list(roots)
+        if self.running and self.server.era == eras.LEGACY and self.advertise.get("roots"):
+            self.notify("notifications/roots/list_changed")
+
+    def _on_response(self, msg: dict, seq: int = 0) -> None:
         request_id = msg.get("id")
         if not isinstance(request_id, int) or isinstance(request_id, bool):
             return
         with self._lock:
             pending = self._pending.pop(request_id, None)
         if pending is not None:
+            pending.response_seq = seq
             self._finish(pending, response=msg)
 
     def _answer_server_request(self, msg: dict) -> None:
@@ -497,6 +740,8 @@ class Session:
     # -- pending bookkeeping ---------------------------------------------------------------------------------
 
     def _finish(self, pending: Pending, *, response: dict | None = None, failure: RequestFailed | None = None) -> None:
+        if response is not None and self._needs_input(pending, response):
+            return  # not finished: it goes out again once the user answered
         pending.response, pending.failure = response, failure
         pending.done.set()
         if pending.on_done:
@@ -504,6 +749,75 @@ class Session:
                 pending.on_done(pending)
             except Exception as exc:  # a broken callback must not kill the reader thread
                 self.event("transport-error", {"error": f"internal error handling {pending.method}: {exc!r}"})
+
+    # -- modern era: input_required rounds -------------------------------------------------------------------
+
+    def _needs_input(self, pending: Pending, response: dict) -> bool:
+        """Start an input round for an input_required answer; False when it is a final answer."""
+        if pending.method not in eras.INPUT_REQUIRED_METHODS or self.server.era != eras.MODERN:
+            return False
+        result = response.get("result")
+        if eras.result_type(result) != "input_required":
+            return False
+        asked = eras.input_requests(result)
+        if not asked:
+            return False  # nothing we could answer: the input_required result itself is the answer shown
+        round_ = InputRound(pending=pending, requests=asked, request_state=result.get("requestState"),
+                            response_seq=pending.response_seq)
+        for key, item in asked.items():
+            if item["method"] == "roots/list" and self.advertise.get("roots"):
+                round_.responses[key] = {"roots": self.roots}  # answered for the user, as roots/list is
+        people = {key: item for key, item in asked.items() if key not in round_.responses}
+        with self._lock:
+            self.rounds.append(round_)
+            del self.rounds[:-200]
+        if people and not (self.on_input_required is not None and self.on_input_required(round_)):
+            with self._lock:
+                round_.state = "abandoned"
+            return False
+        for call in self.calls.values():
+            if call.pending is pending:
+                call.waiting_input = True
+                self.store.signal(f"call:{call.id}")
+        if not people:
+            self._retry(round_)
+        return True
+
+    def answer_input(self, round_: InputRound, key: str, result: Any | None) -> bool:
+        """The user's answer to one input request (None: rejected, which abandons the request)."""
+        with self._lock:
+            if round_.state != "waiting" or key not in round_.requests:
+                return False
+            if result is None:
+                round_.state = "abandoned"
+            else:
+                round_.responses[key] = result
+            complete = round_.state == "waiting" and set(round_.responses) >= set(round_.requests)
+        if result is None:
+            self._finish(round_.pending, failure=RequestFailed(
+                f"{round_.pending.method}: the user rejected {round_.requests[key]['method']}; the request was "
+                "not sent again", reason="rejected"))
+            return True
+        if complete:
+            self._retry(round_)
+        return True
+
+    def _retry(self, round_: InputRound) -> None:
+        with self._lock:
+            if round_.state != "waiting":
+                return
+            round_.state = "retried"
+        pending = round_.pending
+        pending.params = eras.retry_params(pending.params, dict(round_.responses), round_.request_state)
+        pending.rounds += 1
+        for call in self.calls.values():
+            if call.pending is pending:
+                call.waiting_input = False
+        self._send_pending(pending, follows=round_.response_seq or None)
+        for call in self.calls.values():
+            if call.pending is pending:
+                call.request_id = pending.id
+                self.store.signal(f"call:{call.id}")
 
     def _fail_pending(self, failure: RequestFailed) -> None:
         with self._lock:

@@ -14,6 +14,7 @@ from .present import pretty, slug
 from . import schema_form
 from .asks import USER_REJECTED
 from .diagnostics.review import review_tools
+from .roots import parse_roots, roots_text
 from .store import LOG_LEVELS, Filters
 
 ERROR_MESSAGES = {
@@ -52,6 +53,7 @@ def register(app: Flask) -> None:
         return {"readonly": getattr(services()["session"], "readonly", False), "restarter": restarter,
                 "asks": services().get("asks"), "ask_errors": {},
                 "advertise": getattr(services()["session"], "advertise", {}),
+                "roots_text": roots_text(getattr(services()["session"], "roots", [])),
                 "tool_marks": restarter.tool_marks if restarter else {},
                 "problems_found": problems.found if problems else [],
                 "disabled_rules": services()["config"].disabled_rules}
@@ -193,7 +195,17 @@ def register(app: Flask) -> None:
         if level not in LOG_LEVELS:
             return error_partial(f"unknown log level {level!r}", 422)
         session.server.log_level = level
-        session.request("logging/setLevel", {"level": level})  # the answer shows in the timeline
+        if session.server.era != "modern":  # the modern era sends the level in every request's _meta instead
+            session.request("logging/setLevel", {"level": level})  # the answer shows in the timeline
+        return render_template("partials/_server.html", server=session.server, command=session.command)
+
+    @app.post("/server/roots")
+    def server_roots():
+        session = services()["session"]
+        roots, problems = parse_roots(request.form.get("roots", ""))
+        if problems:
+            return error_partial("; ".join(problems), 422)
+        session.set_roots(roots)
         return render_template("partials/_server.html", server=session.server, command=session.command)
 
     @app.post("/server/stop")

@@ -62,9 +62,39 @@ def test_call_prints_exactly_the_result_the_page_recorded(inspector_factory, tmp
          {"content": {"text": "Please review this python code:\n\nx=1", "type": "text"}, "role": "user"}]}),
 ])
 def test_call_shorthands_for_resources_and_prompts(tmp_path, args, expected):
-    result = mcp(["call", *args, "--", *fixture_command("sdk_server")], tmp_path)
+    result = mcp(["call", "--protocol", "legacy", *args, "--", *fixture_command("sdk_server")], tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == expected
+    # In the modern era (what auto finds for the SDK server) the same answer carries the era's extra keys.
+    modern = mcp(["call", *args, "--", *fixture_command("sdk_server")], tmp_path)
+    assert modern.returncode == 0, modern.stderr
+    answer = json.loads(modern.stdout)
+    assert answer["resultType"] == "complete"
+    assert answer["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "sdk-fixture"
+    assert {key: answer[key] for key in expected} == expected
+
+
+@pytest.mark.parametrize("protocol, first", [("auto", "server/discover"), ("legacy", "initialize"),
+                                             ("modern", "server/discover")])
+def test_call_protocol_option(tmp_path, protocol, first):
+    path = tmp_path / f"{protocol}.jsonl"
+    result = mcp(["call", "--protocol", protocol, "--record", str(path), "--tool", "add", "--args",
+                  '{"a": 1, "b": 2}', "--", *fixture_command("sdk_server")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["structuredContent"] == {"result": 3}
+    lines = read_records(path)
+    assert lines[0]["protocol"] == protocol
+    sent = [r["msg"] for r in lines[1:] if r.get("kind") == "message" and r["dir"] == "to_server"]
+    assert sent[0]["method"] == first
+    handshake = next(r for r in lines if r.get("event") == "handshake")
+    assert handshake["detail"]["era"] == ("legacy" if protocol == "legacy" else "modern")
+    call = next(m for m in sent if m.get("method") == "tools/call")
+    assert ("_meta" in call["params"]) == (protocol != "legacy")
+
+
+def test_call_rejects_an_unknown_protocol(tmp_path):
+    result = mcp(["call", "--protocol", "newest", "tools/list", "--", "x"], tmp_path)
+    assert_exit_2(result, "--protocol takes auto, legacy, modern or a revision date")
 
 
 @pytest.mark.parametrize("args, code, stdout_has", [
@@ -107,7 +137,8 @@ def test_call_exit_2_on_timeout_and_the_server_hears_the_cancel(tmp_path):
     assert time.monotonic() - started < 10
     assert_exit_2(result, "no answer within 0.5 s")
     sent = [json.loads(line) for line in log.read_text().splitlines()]
-    assert any(m.get("method") == "notifications/cancelled" and m["params"]["requestId"] == 2 for m in sent)
+    call_id = next(m["id"] for m in sent if m.get("method") == "tools/call")
+    assert any(m.get("method") == "notifications/cancelled" and m["params"]["requestId"] == call_id for m in sent)
 
 
 def test_call_exit_2_when_the_server_dies_before_the_handshake(tmp_path):
@@ -157,8 +188,10 @@ def test_call_record_writes_a_private_recording_of_the_run(tmp_path):
     assert lines[0]["kind"] == "header" and lines[0]["env"] == {"API_KEY": "[REDACTED]"}
     assert "S3CR3T-call" not in path.read_text()
     methods = [r["msg"].get("method") for r in lines[1:] if r.get("kind") == "message" and r["dir"] == "to_server"]
-    assert methods == ["initialize", "notifications/initialized", "tools/call"]
-    assert [r.get("event") for r in lines if r.get("kind") == "event"] == ["spawn", "stop", "exit", "session-end"]
+    # auto: the raw server refuses server/discover (-32601), so it is spoken to in the handshake era.
+    assert methods == ["server/discover", "initialize", "notifications/initialized", "tools/call"]
+    assert [r.get("event") for r in lines if r.get("kind") == "event"] == ["spawn", "handshake", "stop", "exit",
+                                                                           "session-end"]
     again = mcp(["call", "--record", str(path), "tools/list", "--", *fixture_command("raw_server")], tmp_path)
     assert_exit_2(again, "already exists")  # never overwrites
 

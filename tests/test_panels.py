@@ -360,9 +360,19 @@ def test_sdk_resources_templates_prompts_and_completions(sdk):
     body = sdk.post("/completions", {"ref_type": "ref/resource", "ref": "fixture://notes/{topic}",
                                      "argument": "topic", "list": "l-2", "v:topic": "ap"})[2].decode()
     assert re.findall(r'<option value="([^"]*)">', body) == ["apples", "apricots"]
-    # The SDK does not declare resources.subscribe: no Subscribe button.
+    # In the modern era the SDK declares resources.subscribe; there is no resources/subscribe there, so
+    # subscribing re-opens subscriptions/listen with the URI.
     detail = sdk.request("GET", "/resources/detail?uri=" + quote("fixture://greeting"))[2].decode()
-    assert "Read</button>" in detail and "Subscribe" not in detail
+    assert "Read</button>" in detail and "Subscribe</button>" in detail
+    status, _, body = sdk.post("/resources/subscribe", {"uri": "fixture://greeting"})
+    assert status == 200 and "Unsubscribe" in body.decode()
+    listens = wait_for(lambda: [r["msg"]["params"]["notifications"] for r in records_in(sdk.record)
+                                if r.get("kind") == "message" and r["msg"].get("method") == "subscriptions/listen"
+                                and "resourceSubscriptions" in r["msg"]["params"]["notifications"]], 10,
+                       message="a listen with the resource")
+    assert listens[-1]["resourceSubscriptions"] == ["fixture://greeting"]
+    assert not any(r.get("kind") == "message" and r["msg"].get("method") == "resources/subscribe"
+                   for r in records_in(sdk.record))
 
 
 # -- the page in Chromium ------------------------------------------------------------------------------------------

@@ -23,6 +23,9 @@ for line in sys.stdin:
              "serverInfo": {{"name": "editable", "version": "1"}}}}
     elif m["method"] == "tools/list":
         r = {{"tools": TOOLS}}
+    elif m["method"] != "tools/call":
+        print(json.dumps({{"jsonrpc": "2.0", "id": m["id"], "error": {{"code": -32601, "message": "no"}}}}), flush=True)
+        continue
     elif m["params"]["name"] == "slow":
         time.sleep(30)
         r = {{"content": []}}

@@ -16,13 +16,14 @@ from inspector.store import Store
 
 
 def make_session(tmp_path: Path, argv: list[str], *, timeout: float = 30.0, env: dict | None = None,
-                 roots: list | None = None):
+                 roots: list | None = None, protocol: str = "auto"):
     path = tmp_path / "rec.jsonl"
     writer = RecordingWriter.create(path)
     writer.write_header({"kind": "header", "format": "mcp-inspect-recording", "version": 1})
     store = Store(writer)
     session = Session(store, argv, env={**os.environ, **(env or {})}, timeout=timeout,
-                      roots=roots if roots is not None else [{"uri": "file:///work", "name": "work"}])
+                      roots=roots if roots is not None else [{"uri": "file:///work", "name": "work"}],
+                      protocol=protocol)
     return session, store, path
 
 
@@ -61,8 +62,11 @@ def test_raw_server_handshake_and_call(run_session):
     assert {tool["name"] for tool in session.server.tools} >= {"echo", "add"}
     result = session.request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 40}}).wait(10)
     assert "42" in result["content"][0]["text"]
+    # auto probes server/discover first; the raw server refuses it, so it is a handshake-era server (no restart).
+    assert methods_sent(path)[:4] == ["server/discover", "initialize", "notifications/initialized", "tools/list"]
+    assert session.server.era == "legacy" and "error -32601" in session.server.era_reason
+    assert not [r for r in read_records(path) if r.get("event") == "stop"]
     # The raw server declares only tools: nothing else may be listed.
-    assert methods_sent(path)[:3] == ["initialize", "notifications/initialized", "tools/list"]
     assert "resources/list" not in methods_sent(path)
     records = read_records(path)
     assert [r["seq"] for r in records[1:]] == list(range(1, len(records)))
@@ -76,15 +80,69 @@ def test_sdk_server_lists_everything(run_session):
     wait_running(session, 30)
     wait_for(lambda: session.server.prompts and session.server.resources, 10, message="prompts and resources listed")
     sent = methods_sent(path)
-    assert sent[:2] == ["initialize", "notifications/initialized"]
+    # The SDK server speaks 2026-07-28: auto finds it modern, so there is no initialize at all.
+    assert sent[0] == "server/discover" and "initialize" not in sent
+    assert session.server.era == "modern" and session.server.protocol_version == "2026-07-28"
+    assert session.server.server_info["name"] == "sdk-fixture"
     assert {"tools/list", "resources/list", "resources/templates/list", "prompts/list"} <= set(sent)
     result = session.request("tools/call", {"name": "echo", "arguments": {"text": "héllo"}}).wait(10)
     assert result["content"][0]["text"] == "héllo"
-    # Every request of ours was answered and paired.
+    # Every request carries the modern _meta keys.
+    for record in messages(path):
+        if record["dir"] == "to_server" and "method" in record["msg"] and "id" in record["msg"]:
+            meta = record["msg"]["params"]["_meta"]
+            assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+            assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "mcp-inspect"
+            assert "io.modelcontextprotocol/clientCapabilities" in meta
+    # Every request of ours was answered and paired, but the listen stream, which stays open.
     responses = {r["msg"]["id"] for r in messages(path) if r["dir"] == "from_server" and "id" in r["msg"]}
-    requests = {r["msg"]["id"] for r in messages(path) if r["dir"] == "to_server" and "method" in r["msg"]
-                and "id" in r["msg"]}
-    assert requests <= responses
+    requests = {r["msg"]["id"]: r["msg"]["method"] for r in messages(path)
+                if r["dir"] == "to_server" and "method" in r["msg"] and "id" in r["msg"]}
+    assert {i for i, m in requests.items() if m != "subscriptions/listen"} <= responses
+    assert "subscriptions/listen" in requests.values()
+    handshake = next(r for r in read_records(path) if r.get("event") == "handshake")
+    assert handshake["detail"]["era"] == "modern" and handshake["detail"]["supportedVersions"] == ["2026-07-28"]
+
+
+@pytest.mark.parametrize("protocol, era, first", [("legacy", "legacy", "initialize"),
+                                                  ("2025-06-18", "legacy", "initialize"),
+                                                  ("modern", "modern", "server/discover")])
+def test_protocol_option_forces_the_era(tmp_path, protocol, era, first):
+    session, store, path = make_session(tmp_path, fixture_command("sdk_server"), protocol=protocol)
+    try:
+        session.start()
+        wait_running(session, 30)
+        assert session.server.era == era
+        assert methods_sent(path)[0] == first
+        assert "server/discover" not in methods_sent(path)[1:]
+        if protocol == "2025-06-18":
+            assert methods_sent(path).count("initialize") == 1
+            sent = next(r for r in messages(path) if r["msg"].get("method") == "initialize")
+            assert sent["msg"]["params"]["protocolVersion"] == "2025-06-18"
+        result = session.request("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}).wait(10)
+        assert result["structuredContent"] == {"result": 3}
+    finally:
+        session.close()
+
+
+def test_silent_server_is_found_legacy_within_about_three_seconds_and_restarted(run_session):
+    started = time.monotonic()
+    session, store, path = run_session(fixture_command("fake_server", "silent-discover"))
+    wait_running(session, 15)
+    took = time.monotonic() - started
+    assert session.server.era == "legacy" and "no answer to server/discover" in session.server.era_reason
+    assert took < 8, f"took {took:.1f} s"  # 3 s probe + restart; not the 30 s request timeout
+    records = read_records(path)
+    spawns = [r for r in records if r.get("event") == "spawn"]
+    assert len(spawns) == 2, "the probe's process is replaced by a fresh one for initialize"
+    stop = next(r for r in records if r.get("event") == "stop")
+    assert "restarting it for the initialize handshake" in stop["detail"]["reason"]
+    # The era found is kept: a restart goes straight to initialize.
+    session.stop()
+    session.start()
+    wait_for(lambda: methods_sent(path).count("initialize") == 2 and session.server.state == "running", 15,
+             message="second start")
+    assert methods_sent(path).count("server/discover") == 1
 
 
 def test_nonjson_stdout_is_shown_and_session_continues(run_session):
@@ -242,7 +300,8 @@ def test_server_that_exits_at_start_keeps_its_stderr_tail(run_session):
     wait_for(lambda: session.server.state == "exited", 10, message="exited")
     assert session.server.exit.code == 1
     assert any("boom: missing config" in line for line in session.server.exit.stderr_tail)
-    wait_for(lambda: "initialize failed" in session.server.error, 5, message="the handshake failure is named")
+    # It died on the probe, so auto tries a fresh process with initialize, which dies the same way.
+    wait_for(lambda: "initialize failed" in session.server.error, 10, message="the handshake failure is named")
     assert "exited with code 1" in session.server.error
 
 

@@ -6,6 +6,7 @@ connection, timeout or crash failure (one line on stderr, never a traceback).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shlex
@@ -13,11 +14,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from .. import jsonrpc
 from ..config import DEFAULT_TIMEOUT
-from ..headless import NoAnswer, SpawnError, Wire, close_store, initialize_params, open_store
+from ..headless import ConnectFailed, NoAnswer, SpawnError, Wire, close_store, connect, open_store
 from ..recording import RecordingError
-from .common import (Parser, UsageError, add_server_options, dumps, echo_stderr, env_keys, fail, seconds,
+from .common import (Parser, UsageError, add_protocol_option, add_server_options, dumps, echo_stderr, env_keys, fail, seconds,
                      server_env, split_command, write_stdout)
 
 # Shorthand option → the method it implies.
@@ -47,6 +47,7 @@ class CallArgs:
     record: str | None = None
     env: tuple[str, ...] = ()
     cwd: str | None = None
+    protocol: str = "auto"
 
 
 def build_parser() -> Parser:
@@ -65,6 +66,7 @@ def build_parser() -> Parser:
                         help=f"seconds to wait for the handshake, and for the answer (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--record", metavar="PATH", help="also write a recording to PATH (must not exist yet)")
     add_server_options(parser)
+    add_protocol_option(parser)
     return parser
 
 
@@ -114,7 +116,7 @@ def parse_call(argv: list[str]) -> CallArgs:
     if not command:
         raise UsageError("give the server command after -- (e.g. mcp-inspect call tools/list -- python server.py)")
     return CallArgs(method=method, params=params, command=command, timeout=args.timeout, record=args.record,
-                    env=tuple(args.env), cwd=args.cwd)
+                    env=tuple(args.env), cwd=args.cwd, protocol=args.protocol)
 
 
 def call_main(argv: list[str]) -> int:
@@ -122,7 +124,8 @@ def call_main(argv: list[str]) -> int:
     try:
         args = parse_call(argv)
         env = server_env(list(args.env), args.cwd)
-        store = open_store(args.record, args.command, args.cwd, env_keys=env_keys(list(args.env)))
+        store = open_store(args.record, args.command, args.cwd, protocol=args.protocol,
+                           env_keys=env_keys(list(args.env)))
     except UsageError as exc:
         return fail(str(exc))
     except RecordingError as exc:
@@ -142,15 +145,16 @@ def _call(wire: Wire, args: CallArgs) -> int:
         wire.start()
     except SpawnError as exc:
         return fail(str(exc))
+    ids = itertools.count(1)
     try:
-        init = wire.request(1, "initialize", initialize_params(), timeout=args.timeout)
+        connect(wire, args.protocol, args.timeout,
+                lambda method, params, timeout: wire.request(next(ids), method, params, timeout=timeout))
     except NoAnswer as exc:
         return fail(f"could not connect: {exc}")
-    if "error" in init:
-        return fail(f"initialize failed: {_error_text(init['error'])}")
-    wire.send(jsonrpc.notification("notifications/initialized"))
+    except ConnectFailed as exc:
+        return fail(str(exc))
     try:
-        response = wire.request(2, args.method, args.params, timeout=args.timeout)
+        response = wire.request(next(ids), args.method, args.params, timeout=args.timeout)
     except NoAnswer as exc:
         return fail(str(exc))
     if "error" in response:

@@ -22,13 +22,15 @@ from ..diagnostics import (
     summarize,
 )
 from ..diagnostics.rules import Advice, Warning, advice, warning
+from ..eras import with_meta
 from ..headless import (
+    ConnectFailed,
     NoAnswer,
     Sink,
     SpawnError,
     Wire,
     close_store,
-    initialize_params,
+    connect,
     open_store,
 )
 from ..recording import RecordingError
@@ -36,6 +38,7 @@ from ..records import EVENT, MESSAGE, TO_SERVER, Record
 from .common import (
     Parser,
     UsageError,
+    add_protocol_option,
     add_server_options,
     dumps,
     env_keys,
@@ -72,6 +75,7 @@ class CheckArgs:
     record: str | None = None
     env: tuple[str, ...] = ()
     cwd: str | None = None
+    protocol: str = "auto"
 
 
 @dataclass
@@ -82,6 +86,7 @@ class Report:
     advice: list[Advice] = field(default_factory=list)
     server: dict = field(default_factory=dict)
     version: str | None = None
+    era: str | None = None
     tools: list[dict] = field(default_factory=list)
     counts: dict = field(default_factory=dict)
     probe: str = "not run"
@@ -96,7 +101,7 @@ class Report:
 
     def to_json(self) -> dict:
         """The `--json` document."""
-        summary = {"server": self.server, "protocolVersion": self.version, **self.counts, "probe": self.probe,
+        summary = {"server": self.server, "protocolVersion": self.version, "era": self.era, **self.counts, "probe": self.probe,
                    "warnings": len(self.warnings), "review": summarize(self.tools, self.advice),
                    "notes": self.notes, "error": self.error, "exit": self.exit_code}
         return {"warnings": [w.to_dict() for w in self.warnings], "advice": [a.to_dict() for a in self.advice],
@@ -145,6 +150,7 @@ def build_parser() -> Parser:
                         help=f"seconds to wait for each answer (default {DEFAULT_CHECK_TIMEOUT:g})")
     parser.add_argument("--record", metavar="PATH", help="also write a recording to PATH (must not exist yet)")
     add_server_options(parser)
+    add_protocol_option(parser)
     return parser
 
 
@@ -161,7 +167,7 @@ def parse_check(argv: list[str]) -> CheckArgs:
         except RulesError as exc:
             raise UsageError(str(exc)) from None
     return CheckArgs(command=command, json=args.json, disabled=disabled, timeout=args.timeout, record=args.record,
-                     env=tuple(args.env), cwd=args.cwd)
+                     env=tuple(args.env), cwd=args.cwd, protocol=args.protocol)
 
 
 class Checker:
@@ -172,16 +178,21 @@ class Checker:
         self.report = Report()
         self._next_id = 0
 
-    def request(self, method: str, params: Any = None) -> dict:
-        """Send a request and wait; on a timeout record a `timeout` event before cancelling. Raises NoAnswer."""
+    def _new_id(self) -> int:
         self._next_id += 1
-        request_id = self._next_id
+        return self._next_id
+
+    def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> dict:
+        """Send a request and wait; on a timeout record a `timeout` event before cancelling. Raises NoAnswer."""
+        request_id = self._new_id()
+        if self.wire.modern_meta is not None and (params is None or isinstance(params, dict)):
+            params = with_meta(params, self.wire.modern_meta)
         exchange = self.wire.expect(request_id, method)
         if not self.wire.send(jsonrpc.request(request_id, method, params)):
             self.wire.forget(exchange)
             raise NoAnswer(f"{method}: the server's stdin is closed", "exited")
         try:
-            return exchange.wait(self.args.timeout)
+            return exchange.wait(self.args.timeout if timeout is None else timeout)
         except NoAnswer as exc:
             self.wire.forget(exchange)
             if exc.reason == "timeout":
@@ -205,23 +216,19 @@ class Checker:
     def _session(self) -> None:
         report = self.report
         try:
-            init = self.request("initialize", initialize_params())
+            connected = connect(self.wire, self.args.protocol, self.args.timeout,
+                                lambda method, params, timeout: self.request(method, params, timeout=timeout))
         except NoAnswer as exc:
             raise NoAnswer(f"could not connect: {exc}", exc.reason) from None
-        result = init.get("result")
-        if "error" in init or not isinstance(result, dict):
-            report.error = f"initialize failed: {_error_text(init.get('error'))}"
+        except ConnectFailed as exc:
+            report.error = str(exc)
             return
-        report.version = result.get("protocolVersion") if isinstance(result.get("protocolVersion"), str) else None
-        report.server = result.get("serverInfo") if isinstance(result.get("serverInfo"), dict) else {}
-        capabilities = result.get("capabilities") if isinstance(result.get("capabilities"), dict) else {}
-        self.sink.add(Record(EVENT, event="handshake", detail={
-            "era": "legacy", "protocolVersion": report.version, "serverInfo": report.server,
-            "capabilities": capabilities, "instructions": result.get("instructions")}))
-        self.wire.send(jsonrpc.notification("notifications/initialized"))
-        ping = self.request("ping")
-        if "error" in ping:
-            report.notes.append(f"ping answered with an error: {_error_text(ping['error'])}")
+        report.version, report.server, report.era = connected.version, connected.server_info, connected.era
+        capabilities = connected.capabilities
+        if connected.era == "legacy":  # 2026-07-28 removed ping
+            ping = self.request("ping")
+            if "error" in ping:
+                report.notes.append(f"ping answered with an error: {_error_text(ping['error'])}")
         lists: dict[str, list] = {}
         for capability, method, key in LISTS:
             if capability in capabilities:
@@ -335,7 +342,8 @@ def check_main(argv: list[str]) -> int:
     try:
         args = parse_check(argv)
         env = server_env(list(args.env), args.cwd)
-        store = open_store(args.record, args.command, args.cwd, env_keys=env_keys(list(args.env)))
+        store = open_store(args.record, args.command, args.cwd, protocol=args.protocol,
+                           env_keys=env_keys(list(args.env)))
     except (UsageError, RecordingError) as exc:
         return fail(str(exc))
     checker = ProtocolChecker(timeout=args.timeout, disabled=args.disabled)

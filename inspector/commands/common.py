@@ -106,3 +106,20 @@ def seconds(text: str) -> float:
     if not 0 < value <= 86400:
         raise argparse.ArgumentTypeError(f"timeout must be between 0 and 86400 seconds: {text}")
     return value
+
+
+def add_protocol_option(parser: argparse.ArgumentParser) -> None:
+    """--protocol, as for the main command."""
+    parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA",
+                        help="auto (default: probe server/discover, fall back to initialize), legacy, modern, or a "
+                             "revision date such as 2025-06-18")
+
+
+def protocol_choice(text: str) -> str:
+    """A --protocol value, checked, for argparse."""
+    from ..eras import ProtocolChoiceError, parse_protocol
+
+    try:
+        return parse_protocol(text).label
+    except ProtocolChoiceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

@@ -14,11 +14,12 @@ import threading
 from typing import Any
 
 from ..config import DEFAULT_TIMEOUT
+from ..eras import parse_protocol
 from ..headless import close_store, open_store
 from ..recording import Loaded, RecordingError, read_recording
 from ..records import FROM_SERVER
 from ..replay import ABSENT, DEFAULT_IGNORES, SAME, Replayer, ReplayError, ReplayReport, Step, parse_path, plan
-from .common import (Parser, UsageError, add_server_options, dumps, echo_stderr, env_keys, fail, seconds,
+from .common import (Parser, UsageError, add_server_options, dumps, protocol_choice, echo_stderr, env_keys, fail, seconds,
                      server_env, split_command, terminal_text, write_stdout)
 
 VALUE_CHARS = 300  # a diff line shows this much of each value; --json has them whole
@@ -47,8 +48,9 @@ def build_parser() -> Parser:
                         help="leave out what this JSONPath matches when comparing (repeatable)")
     parser.add_argument("--no-default-ignores", action="store_true", help="compare ids and timestamps too")
     parser.add_argument("--json", action="store_true", help="print the report as JSON (for CI)")
-    parser.add_argument("--protocol", metavar="VERSION",
-                        help="send this protocol version instead of the recording's")
+    parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA",
+                        help="auto (default: the recording's own messages), or legacy, modern or a revision date "
+                             "to send instead of the recorded version")
     parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"seconds to wait for each answer (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--record", metavar="PATH", help="also write a recording of this run to PATH")
@@ -117,7 +119,7 @@ def replay_main(argv: list[str]) -> int:
     if missing:
         fail(f"warning: the recording was made with -e {', '.join(missing)}; not set here (use -e KEY=VALUE)")
     try:
-        store = open_store(args.record, command, cwd, protocol=args.protocol or "auto", env_keys=env_keys(args.env))
+        store = open_store(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env))
     except RecordingError as exc:
         return fail(str(exc))
     printer = StepPrinter(enabled=not args.json)
@@ -125,7 +127,8 @@ def replay_main(argv: list[str]) -> int:
         printer.line(terminal_text(f"replaying {args.file} ({len(loaded.records)} records) against: "
                                    f"{shlex.join(command)}"))
     replayer = Replayer(loaded, command, cwd=cwd, env=env, store=store, timeout=args.timeout, ignore=args.ignore,
-                        default_ignores=not args.no_default_ignores, protocol=args.protocol,
+                        default_ignores=not args.no_default_ignores,
+                        protocol=None if args.protocol == "auto" else parse_protocol(args.protocol).version,
                         on_step=printer.step, on_stderr=echo_stderr)
     try:
         report = replayer.run()

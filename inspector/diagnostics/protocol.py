@@ -162,6 +162,8 @@ class ProtocolChecker:
     def _silence(self, key: str, entry: _Pending, waited: float, last_stdout: float | None, found: list) -> None:
         if key in self._silent or (last_stdout is not None and last_stdout >= entry.t):
             return
+        if entry.method == "server/discover":
+            return  # handshake-era servers may ignore the era probe: the spec tolerates it, the client falls back
         self._silent.add(key)
         found.append(("no-answer-silent", entry.seq,
                       f"no answer to {entry.method} within {max(waited, 0):.3g} s while the server process is "
@@ -177,6 +179,10 @@ class ProtocolChecker:
         if not isinstance(msg, dict):
             return
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        if kind == jsonrpc.REQUEST and msg["method"] == "initialize":
+            # A dual-era client sends initialize after a server/discover probe failed: the version the probe
+            # carried was never agreed, and initialize negotiates afresh.
+            self.version = None
         if kind in (jsonrpc.REQUEST, jsonrpc.NOTIFICATION):
             self._version_gate(TO_SERVER, kind, msg["method"], record.seq, found)
         if kind == jsonrpc.REQUEST:
@@ -315,7 +321,8 @@ class ProtocolChecker:
                                                      f"request that is waiting{hint}"))
             return
         self._answered[key] = seq
-        if entry.timed_out and key not in self._silent:
+        if entry.timed_out and key not in self._silent and entry.method != "server/discover":  # the probe's 3 s
+            # are the client's choice, not a request timeout the user set
             found.append(("late-response", seq, f"an answer to {entry.method} (row {entry.seq}) after it had "
                                                 f"timed out ({record.t - entry.t:.3g} s after the request)"))
         if kind == jsonrpc.RESPONSE and not problem:

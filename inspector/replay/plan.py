@@ -29,8 +29,49 @@ class Segment:
     asks: list[ServerAsk] = field(default_factory=list)
 
 
+def without_failed_probes(records: list[Record]) -> list[Record]:
+    """The records minus era probes that failed: a server/discover answered with an error (or not at all) and
+    followed by an initialize. They are how the inspector found the era, not part of the session to replay.
+    Their answers, their timeouts and the cancellations of them go too."""
+    initialize_at = [r.seq for r in records if r.kind == MESSAGE and r.dir == TO_SERVER and isinstance(r.msg, dict)
+                     and r.msg.get("method") == "initialize" and "id" in r.msg]
+    if not initialize_at:
+        return records
+    probes: dict[str, int] = {}  # id key -> seq of a probe that has no successful answer (yet)
+    dropped: set[int] = set()
+    for record in records:
+        msg = record.msg if record.kind == MESSAGE and isinstance(record.msg, dict) else None
+        if msg is None:
+            continue
+        key = jsonrpc.id_key(msg.get("id")) if "id" in msg else None
+        if record.dir == TO_SERVER and msg.get("method") == "server/discover" and key is not None \
+                and any(seq > record.seq for seq in initialize_at):
+            probes[key] = record.seq
+        elif record.dir == FROM_SERVER and key in probes and "method" not in msg:
+            if "result" in msg:
+                probes.pop(key)  # it worked: a real modern handshake step
+            else:
+                dropped.update((probes.pop(key), record.seq))
+    dropped.update(probes.values())  # never answered
+    gone = {jsonrpc.id_key(r.msg.get("id")) for r in records if r.seq in dropped and r.dir == TO_SERVER}
+    out = []
+    for record in records:
+        if record.seq in dropped:
+            continue
+        if record.kind == EVENT and record.event == "timeout" and jsonrpc.id_key(record.detail.get("id")) in gone:
+            continue
+        msg = record.msg if record.kind == MESSAGE and isinstance(record.msg, dict) else {}
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        if record.dir == TO_SERVER and msg.get("method") == "notifications/cancelled" \
+                and jsonrpc.id_key(params.get("requestId")) in gone:
+            continue
+        out.append(record)
+    return out
+
+
 def plan(records: list[Record]) -> list[Segment]:
     """What to send, when to wait, and how to answer the server, per recorded server process."""
+    records = without_failed_probes(records)
     segments = [Segment()]
     pairer = Pairer()
     requests: dict[int, Record] = {}
