@@ -57,9 +57,13 @@ class ExitInfo:
     code: int | None
     signal: str | None
     stderr_tail: list[str] = field(default_factory=list)
+    reason: str = ""
+    """How a connection without a process ended (HTTP), in words; empty for a process."""
 
     def describe(self) -> str:
-        """'exited with code 3' or 'killed by SIGSEGV'."""
+        """'exited with code 3', 'killed by SIGSEGV', or the reason when one is set."""
+        if self.reason:
+            return self.reason
         return f"killed by {self.signal}" if self.signal else f"exited with code {self.code}"
 
 
