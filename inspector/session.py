@@ -304,8 +304,11 @@ class Session:
 
     def request_meta(self, version: str | None = None) -> dict:
         """The modern era's per-request `_meta`: our version, capabilities, info and the page's log level."""
+        capabilities = self.client_capabilities()
+        # The tasks extension: we can show and steer tasks, so servers may answer a call with one.
+        capabilities["extensions"] = {"io.modelcontextprotocol/tasks": {}}
         return eras.request_meta(version or self.server.protocol_version or eras.MODERN_VERSION,
-                                 self.client_capabilities(), self.client_info, self.server.log_level)
+                                 capabilities, self.client_info, self.server.log_level)
 
     def notify(self, method: str, params: dict | None = None) -> None:
         """Send a notification."""
