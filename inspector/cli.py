@@ -12,16 +12,19 @@ import argparse
 import ipaddress
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from . import __version__
 from .commands.common import seconds
 from .config import DEFAULT_TIMEOUT, Config, server_name
 from .eras import ProtocolChoiceError, parse_protocol
+from .targets import HeaderError, parse_header, url_name
 
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
 # Options that take a value, so the splitter knows to skip it.
 VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout", "--watch", "--watch-glob",
-                 "--max-timeout", "--root", "--rules", "--protocol"}
+                 "--max-timeout", "--root", "--rules", "--protocol", "--url", "--transport", "--header", "-H",
+                 "--config", "--server"}
 
 
 class UsageError(Exception):
@@ -55,6 +58,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--root", action="append", default=[], metavar="URI",
                         help="a root reported to the server's roots/list (repeatable; default: the working "
                              "directory as a file: URI)")
+    parser.add_argument("--url", metavar="URL", help="connect to an MCP server over HTTP instead of running a command")
+    parser.add_argument("--transport", default="auto", choices=("auto", "streamable-http", "sse"),
+                        help="with --url: auto (default: Streamable HTTP, falling back to the legacy HTTP+SSE "
+                             "transport), streamable-http or sse")
+    parser.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
+                        help="an HTTP header for every request to --url, e.g. an Authorization bearer token "
+                             "(repeatable; never written to a recording)")
+    parser.add_argument("--config", metavar="FILE",
+                        help="a Claude Desktop, Cursor or VS Code MCP config file: run one of its servers")
+    parser.add_argument("--server", metavar="NAME",
+                        help="with --config: the server entry to run (default: pick one in the page)")
     parser.add_argument("--protocol", default="auto", metavar="ERA",
                         help="auto (default: probe server/discover, fall back to initialize), legacy (initialize), "
                              "modern (2026-07-28, no initialize) or a revision date such as 2025-06-18")
@@ -132,22 +146,79 @@ def parse_config(argv: list[str]) -> Config:
             disabled = frozenset(load_rules(args.rules))
         except RulesError as exc:
             raise UsageError(str(exc)) from None
-    if args.demo and command:
-        raise UsageError("--demo runs the bundled demo server; give either --demo or a server command")
+    headers = _headers(args.header)
+    targets = [what for what, given in (("--demo", args.demo), ("--url", args.url), ("--config", args.config),
+                                        ("a server command", command)) if given]
+    if len(targets) > 1:
+        raise UsageError(f"give one server: {' and '.join(targets)} cannot be used together")
+    if args.server and not args.config:
+        raise UsageError("--server NAME picks an entry of --config FILE")
+    if headers and not (args.url or args.config):
+        raise UsageError("--header is for servers reached over HTTP (--url)")
+    if args.transport != "auto" and not (args.url or args.config):
+        raise UsageError("--transport is for servers reached over HTTP (--url)")
     name = "mcp-inspect-demo"
+    url, transport, entries, entry_name, cwd = None, args.transport, (), None, args.cwd
     if args.demo:
         command = [sys.executable, "-m", "inspector.demo.server"]
+    elif args.url:
+        url = _check_url(args.url)
+        name = url_name(url)
+    elif args.config:
+        entries, entry = _config_entries(args.config, args.server, dict(env))
+        name = Path(args.config).stem
+        if entry is not None:
+            entry_name, name = entry.name, entry.name
+            if entry.transport == "stdio":
+                command, cwd = list(entry.command), entry.cwd or cwd
+                env = list(entry.env)  # with_env already put -e values over the file's
+            else:
+                url, transport = entry.url, entry.transport
+                headers = tuple(entry.headers) + headers
     elif not command:
-        raise UsageError("no server command given (try: mcp-inspect python server.py, or mcp-inspect --demo)")
+        raise UsageError("no server command given (try: mcp-inspect python server.py, mcp-inspect --url "
+                         "http://127.0.0.1:8000/mcp, or mcp-inspect --demo)")
     else:
         name = server_name(command, args.cwd)
-    return Config(command=tuple(command), cwd=args.cwd, env=tuple(env), host=host, port=args.port,
+    return Config(command=tuple(command), cwd=cwd, env=tuple(env), host=host, port=args.port,
                   open_browser=not args.no_open, record_path=args.record, no_record=args.no_record,
                   timeout=args.timeout, demo=args.demo, name=name,
                   watch=tuple(str(Path(args.cwd or ".", path).resolve()) for path in args.watch),
                   no_watch=args.no_watch, watch_globs=tuple(args.watch_glob),
                   restart_on_crash=args.restart_on_crash, max_timeout=args.max_timeout,
-                  roots=tuple(args.root), disabled_rules=disabled, protocol=protocol)
+                  roots=tuple(args.root), disabled_rules=disabled, protocol=protocol, url=url, transport=transport,
+                  headers=headers, config_file=args.config, config_entries=tuple(entries), entry_name=entry_name)
+
+
+def _headers(items: list[str]) -> tuple[tuple[str, str], ...]:
+    try:
+        return tuple(parse_header(item) for item in items)
+    except HeaderError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--url takes an http:// or https:// URL with a host, got {url!r}")
+    return url
+
+
+def _config_entries(path: str, wanted: str | None, env: dict[str, str]):
+    """(every entry of the file, the one to run now or None to let the page pick); raises UsageError."""
+    from .server_config import ConfigError, load_config_file, pick
+
+    try:
+        entries = load_config_file(path)
+        if not entries:
+            raise UsageError(f"--config {path}: the file lists no servers")
+        entries = {name: entry.with_env(env) for name, entry in entries.items()}
+        entry = pick(entries, wanted) if wanted or len(entries) == 1 else None
+    except ConfigError as exc:
+        raise UsageError(f"--config {path}: {exc}") from None
+    if entry is not None and not entry.startable:
+        raise UsageError(f"--config {path}: server {entry.name!r} cannot be started: " + "; ".join(entry.problems))
+    return list(entries.values()), entry
 
 
 def _parse_strictly(parser: argparse.ArgumentParser, tokens: list[str]) -> argparse.Namespace:

@@ -45,6 +45,18 @@ class Config:
     """Rule ids switched off with --rules FILE (protocol warnings and description advice)."""
     protocol: str = "auto"
     """--protocol: auto, legacy, modern or a revision date."""
+    url: str | None = None
+    """--url: an MCP server reached over HTTP instead of a command."""
+    transport: str = "auto"
+    """--transport for a URL: auto (Streamable HTTP, falling back to HTTP+SSE), streamable-http or sse."""
+    headers: tuple[tuple[str, str], ...] = ()
+    """--header Name: value, sent with every HTTP request; values never reach a recording or the page."""
+    config_file: str | None = None
+    """--config FILE: the config file the server entries come from."""
+    config_entries: tuple = ()
+    """The entries of --config (server_config.ServerEntry) the page may start; empty without --config."""
+    entry_name: str | None = None
+    """The entry of --config being run (--server NAME, or the one picked in the page)."""
     view: str | None = None
     """A recording to show read-only (`mcp-inspect view FILE`); nothing is started then."""
     recordings_dir: str = field(default_factory=lambda: str(Path.cwd() / "recordings"))
@@ -64,7 +76,14 @@ class Config:
 
     def target(self) -> dict:
         """What the recording's header says was asked for."""
-        return {"transport": "stdio", "command": list(self.command), "cwd": self.cwd or os.getcwd()}
+        if self.url:
+            target = {"transport": self.transport if self.transport != "auto" else "http", "url": self.url,
+                      "headers": {name: "[REDACTED]" for name, _ in self.headers}}
+        else:
+            target = {"transport": "stdio", "command": list(self.command), "cwd": self.cwd or os.getcwd()}
+        if self.config_file:
+            target["config"] = {"file": self.config_file, "server": self.entry_name}
+        return target
 
 
 def server_name(command: tuple[str, ...] | list[str], cwd: str | None) -> str:

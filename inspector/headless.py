@@ -52,12 +52,18 @@ class Exchange:
     """The response object (result or error), once it arrived."""
     exit: ExitInfo | None = None
     """Set when the server exited before answering."""
+    failure: str | None = None
+    """Set when the transport says no answer will come (HTTP: refused, failed, not MCP)."""
 
     def wait(self, timeout: float) -> dict:
         """The response message, or NoAnswer (timeout, exit)."""
         if not self.done.wait(max(0.0, timeout)):
             raise NoAnswer(f"{self.method}: no answer within {timeout:g} s", "timeout")
         if self.response is None:
+            if self.failure:
+                raise NoAnswer(f"{self.method}: {self.failure}", "transport")
+            if self.exit and self.exit.reason:
+                raise NoAnswer(f"{self.method}: {self.exit.reason} before the server answered", "exited")
             how = self.exit.describe() if self.exit else "went away"
             raise NoAnswer(f"{self.method}: the server {how} before answering", "exited")
         return self.response
@@ -92,8 +98,11 @@ class Wire:
     """One run of a server command spoken to in raw JSON-RPC; every line in either direction goes to the store."""
 
     def __init__(self, store: Sink, command: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None,
-                 on_stderr: Callable[[str], None] | None = None, answer: Answer | None = None) -> None:
+                 on_stderr: Callable[[str], None] | None = None, answer: Answer | None = None,
+                 url: str | None = None, transport: str = "auto", headers: tuple = ()) -> None:
         self.store = store
+        self.url, self.transport, self.headers = url, transport, tuple(headers)
+        """An HTTP target instead of a command (--url, --transport, --header)."""
         self.command = list(command)
         self.cwd = cwd
         self.env = dict(os.environ if env is None else env)
@@ -113,6 +122,8 @@ class Wire:
         with self._lock:
             self.exit_info = None
         self.exit_recorded.clear()
+        if self.url:
+            return self._connect_http()
         process = StdioProcess(self.command, cwd=self.cwd, env=self.env, on_stdout=self._on_stdout,
                                on_stderr=self._on_stderr_line, on_exit=self._on_exit,
                                on_spawn=lambda pid: self._event("spawn", {"pid": pid}))
@@ -123,6 +134,21 @@ class Wire:
             raise
         self._process = process
         return pid
+
+    def _connect_http(self) -> int:
+        from .targets import http_connection  # httpx only for HTTP targets: `call` over stdio stays light
+
+        connection = http_connection(self.url, transport=self.transport, headers=self.headers,
+                                     on_message=self._on_stdout, on_event=self._event,
+                                     on_send_failed=self._on_send_failed, on_exit=self._on_exit)
+        self._event("connect", {"url": self.url, "transport": self.transport})
+        try:
+            connection.start()
+        except SpawnError as exc:
+            self._event("transport-error", {"error": str(exc), "url": self.url})
+            raise
+        self._process = connection
+        return 0
 
     @property
     def exited(self) -> bool:
@@ -158,6 +184,8 @@ class Wire:
         process = self._process
         # One lock around record-then-write keeps the recording's order equal to the pipe's order.
         with self._send_lock:
+            if process is not None and hasattr(process, "request_meta"):
+                record.http = process.request_meta(record.msg)
             self.store.add(record)
             if process is None:
                 return False
@@ -198,8 +226,16 @@ class Wire:
 
     # -- receiving -------------------------------------------------------------------------------------------
 
-    def _on_stdout(self, line: bytes) -> None:
-        decoded = record_server_line(self.store, line)
+    def _on_send_failed(self, request_id: Any, reason: str) -> None:
+        key = jsonrpc.id_key(request_id)
+        with self._lock:
+            exchange = self._waiting.pop(key, None) if key is not None else None
+        if exchange is not None:
+            exchange.failure = reason
+            exchange.done.set()
+
+    def _on_stdout(self, line: bytes, http: dict | None = None) -> None:
+        decoded = record_server_line(self.store, line, http)
         if decoded.kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
             key = jsonrpc.id_key(decoded.msg.get("id"))
             with self._lock:
@@ -222,7 +258,10 @@ class Wire:
             self._on_stderr(text)
 
     def _on_exit(self, info: ExitInfo) -> None:
-        self._event("exit", {"code": info.code, "signal": info.signal, "stderr_tail": info.stderr_tail})
+        detail = {"code": info.code, "signal": info.signal, "stderr_tail": info.stderr_tail}
+        if info.reason:
+            detail["reason"] = info.reason
+        self._event("exit", detail)
         with self._lock:
             self.exit_info = info
             waiting, self._waiting = list(self._waiting.values()), {}
@@ -349,13 +388,18 @@ def initialize_params(protocol: str | None = None) -> dict:
 
 
 def open_store(record: str | None, command: list[str], cwd: str | None, *, protocol: str = "auto",
-               env_keys: list[str] | tuple[str, ...] = ()) -> Sink:
+               env_keys: list[str] | tuple[str, ...] = (), url: str | None = None, transport: str = "auto",
+               header_names: list[str] | tuple[str, ...] = ()) -> Sink:
     """A Sink on a new --record file (created exclusively, 0600), or on an unlinked spool file without one.
 
     Raises RecordingError when the file cannot be created.
     """
     writer = RecordingWriter.create(Path(record), unique=False) if record else RecordingWriter.spool()
-    target = {"transport": "stdio", "command": list(command), "cwd": cwd or os.getcwd()}
+    if url:
+        target = {"transport": transport if transport != "auto" else "http", "url": url,
+                  "headers": {name: "[REDACTED]" for name in header_names}}
+    else:
+        target = {"transport": "stdio", "command": list(command), "cwd": cwd or os.getcwd()}
     writer.write_header(header(target, protocol=protocol, env_keys=list(env_keys)))
     return Sink(writer)
 

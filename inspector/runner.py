@@ -22,6 +22,7 @@ from .reload import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
 from .asks import Asks
 from .problems import Problems
 from .restarts import Restarter
+from .targets import session_connector
 from .session import Session
 from .store import Store
 from .transport.stdio import SpawnError, resolve_command
@@ -111,7 +112,8 @@ def run(config: Config) -> int:
     from .app import create_app  # Flask is imported only when the page is really served
 
     try:
-        resolve_command(list(config.command), config.cwd, config.server_env())
+        if config.command:
+            resolve_command(list(config.command), config.cwd, config.server_env())
         writer = open_recording(config)
     except (SpawnError, RecordingError) as exc:
         print(f"mcp-inspect: {exc}", file=sys.stderr)
@@ -120,6 +122,11 @@ def run(config: Config) -> int:
     session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
                       client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list(),
                       protocol=config.protocol)
+    if config.url:
+        session.url, session.http_headers = config.url, list(config.headers)
+        # Our own port is known only once bound: read it at each connect.
+        session.connect = session_connector(config.url, config.transport,
+                                            lambda: [app.config.get("INSPECTOR_PORT", 0)])
     problems = Problems(store, session, timeout=config.timeout, disabled=config.disabled_rules)
     asks = Asks(session)
     watcher = make_watcher(config)
@@ -147,7 +154,8 @@ def run(config: Config) -> int:
         watcher.start()
         print(f"mcp-inspect: watching {', '.join(str(p) for p in watcher.spec.paths)} for changes",
               file=sys.stderr, flush=True)
-    serve_until_stopped(server, config, token, on_ready=session.start)
+    has_target = bool(config.command or config.url)  # --config without --server: the page picks one
+    serve_until_stopped(server, config, token, on_ready=session.start if has_target else (lambda: None))
     print("mcp-inspect: shutting down", file=sys.stderr, flush=True)
     if watcher:
         watcher.stop()

@@ -160,6 +160,12 @@ class Session:
         """What the first server/discover probe found: kept for this command across restarts."""
         self.connect = connect
         """Builds the connection for a start (HTTP); None: spawn `command` over stdio."""
+        self.url: str | None = None
+        """The HTTP target's URL (shown in the page), when there is one."""
+        self.http_headers: list[tuple[str, str]] = []
+        """HTTP headers sent with every request (--header; editable in the page before a reconnect)."""
+        self.auth_needed: dict | None = None
+        """HTTP: the last 401's details ({www_authenticate}), until the headers change."""
         self.command = list(command)
         self.cwd = cwd
         self.env = dict(os.environ if env is None else env)
@@ -213,6 +219,7 @@ class Session:
                                       log_level=self.server.log_level)
             if self.connect is not None:
                 process = self.connect(self)
+                self.event("connect", {"url": process.url, "transport": process.chosen_transport or "auto"})
             else:
                 process = StdioProcess(self.command, cwd=self.cwd, env=self.env, on_stdout=self._on_stdout,
                                        on_stderr=self._on_stderr, on_exit=lambda info: self._on_exit(process, info),
@@ -221,7 +228,10 @@ class Session:
                 pid = process.start()
             except SpawnError as exc:
                 self.server.state, self.server.error = "failed", str(exc)
-                self.event("spawn-failed", {"error": str(exc), "command": self.command})
+                if self.connect is not None:
+                    self.event("transport-error", {"error": str(exc), "url": self.url})
+                else:
+                    self.event("spawn-failed", {"error": str(exc), "command": self.command})
                 self.store.signal("server")
                 return
             self._process = process
@@ -724,8 +734,45 @@ class Session:
     def _on_stderr(self, text: str) -> None:
         self.store.add(Record(STDERR, text=text))
 
+    def _on_send_failed(self, request_id: Any, reason: str) -> None:
+        """The transport says a request will never be answered (HTTP: refused, failed, not MCP): fail it now."""
+        if not isinstance(request_id, int) or isinstance(request_id, bool):
+            return
+        with self._lock:
+            pending = self._pending.pop(request_id, None)
+        if pending is not None:
+            self._finish(pending, failure=RequestFailed(f"{pending.method}: {reason}", reason="transport"))
+
+    def _on_session_expired(self) -> None:
+        """HTTP: the server forgot our session (404): connect again with a fresh handshake, shown as a restart."""
+        threading.Thread(target=self.reconnect, args=("the server's session expired (HTTP 404)",),
+                         name="reconnect", daemon=True).start()
+
+    def retarget(self, *, command: list[str] | None = None, cwd: str | None = None, env: dict | None = None,
+                 url: str | None = None, headers: list[tuple[str, str]] | None = None,
+                 connect: Callable[..., Any] | None = None, describe: dict | None = None) -> None:
+        """Run another server from here on (a config file's entry picked in the page); the era is found anew."""
+        self.stop(reason="switching to another server")
+        with self._lock:
+            self.command, self.cwd = list(command or []), cwd
+            if env is not None:
+                self.env = dict(env)
+            self.url, self.http_headers, self.connect = url, list(headers or []), connect
+            self.era_found = None
+        self.event("target", describe or {})
+        self.start()
+
+    def reconnect(self, reason: str) -> None:
+        """Stop and start again (for HTTP: a new connection and handshake)."""
+        self.event("restart", {"reason": reason, "paths": []})
+        self.stop(reason=reason, failure=f"the connection was renewed: {reason}")
+        self.start()
+
     def _on_exit(self, process: StdioProcess, info: ExitInfo) -> None:
-        self.event("exit", {"code": info.code, "signal": info.signal, "stderr_tail": info.stderr_tail})
+        detail: dict[str, Any] = {"code": info.code, "signal": info.signal, "stderr_tail": info.stderr_tail}
+        if getattr(info, "reason", ""):
+            detail["reason"] = info.reason
+        self.event("exit", detail)
         by_itself = False
         with self._lock:
             if self._process is process:
@@ -734,8 +781,8 @@ class Session:
                     self.server.state = "exited"
                 self.server.exit = info
         tail = "\n".join(info.stderr_tail[-5:])
-        self._fail_pending(RequestFailed(f"the server {info.describe()}" + (f"; last stderr:\n{tail}" if tail else ""),
-                                         reason="exited"))
+        said = info.describe() if getattr(info, "reason", "") else f"the server {info.describe()}"
+        self._fail_pending(RequestFailed(said + (f"; last stderr:\n{tail}" if tail else ""), reason="exited"))
         self.store.signal("server")
         for hook in self.on_exit_hooks:
             hook(info, by_itself)
@@ -845,5 +892,8 @@ class Session:
 
     def event(self, name: str, detail: dict) -> Record:
         """Record a lifecycle event in the timeline."""
+        if name == "transport-error" and detail.get("kind") == "auth":
+            self.auth_needed = {"www_authenticate": detail.get("www_authenticate")}
+            self.store.signal("server")
         return self.store.add(Record(EVENT, event=name, detail=detail))
 

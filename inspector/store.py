@@ -353,8 +353,18 @@ def describe_event(event: str, detail: dict) -> str:
     if event == "timeout":
         return f"request {detail.get('id')} ({detail.get('method')}) timed out after {detail.get('after_s')} s; cancelled"
     if event == "exit":
+        if detail.get("reason"):
+            return f"disconnected: {detail.get('reason')}"
         how = f"signal {detail.get('signal')}" if detail.get("signal") else f"code {detail.get('code')}"
         return f"server exited with {how}"
+    if event == "connect":
+        return f"connecting to {detail.get('url')} ({detail.get('transport')})"
+    if event == "transport-error":
+        return f"✖ transport: {detail.get('error')}"
+    if event == "transport":
+        if detail.get("chosen"):
+            return f"transport: {detail.get('chosen')} ({detail.get('why', '')})"
+        return f"transport: {detail.get('note')}"
     if event == "spawn-failed":
         return f"server could not start: {detail.get('error')}"
     if event == "restart":

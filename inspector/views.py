@@ -15,6 +15,7 @@ from . import schema_form
 from .asks import USER_REJECTED
 from .diagnostics.review import review_tools
 from .roots import parse_roots, roots_text
+from .targets import headers_text, parse_headers_text
 from .store import LOG_LEVELS, Filters
 
 ERROR_MESSAGES = {
@@ -36,6 +37,11 @@ def error_partial(message: str, status: int) -> Response:
     return Response(render_template("partials/_error.html", message=message), status=status)
 
 
+def _transport_label(session) -> str | None:
+    connection = getattr(session, "_process", None)
+    return getattr(connection, "chosen_transport", None) if getattr(session, "url", None) else None
+
+
 def wait_briefly(predicate, seconds: float = 0.3) -> None:
     """Give a state change a moment, so the answer usually shows the new state rather than the old one."""
     deadline = time.monotonic() + seconds
@@ -54,6 +60,12 @@ def register(app: Flask) -> None:
                 "asks": services().get("asks"), "ask_errors": {},
                 "advertise": getattr(services()["session"], "advertise", {}),
                 "roots_text": roots_text(getattr(services()["session"], "roots", [])),
+                "target_url": getattr(services()["session"], "url", None),
+                "target_transport": _transport_label(services()["session"]),
+                "headers_text": headers_text(getattr(services()["session"], "http_headers", [])),
+                "auth_needed": getattr(services()["session"], "auth_needed", None),
+                "inspector_config": services()["config"],
+                "current_entry": services().get("current_entry") or services()["config"].entry_name,
                 "tool_marks": restarter.tool_marks if restarter else {},
                 "problems_found": problems.found if problems else [],
                 "disabled_rules": services()["config"].disabled_rules}
@@ -197,6 +209,20 @@ def register(app: Flask) -> None:
         session.server.log_level = level
         if session.server.era != "modern":  # the modern era sends the level in every request's _meta instead
             session.request("logging/setLevel", {"level": level})  # the answer shows in the timeline
+        return render_template("partials/_server.html", server=session.server, command=session.command)
+
+    @app.post("/server/headers")
+    def server_headers():
+        session = services()["session"]
+        if not getattr(session, "url", None):
+            return error_partial("this server is not reached over HTTP", 400)
+        headers, problems = parse_headers_text(request.form.get("headers", ""), session.http_headers)
+        if problems:
+            return error_partial("; ".join(problems), 422)
+        session.http_headers = headers
+        session.auth_needed = None
+        threading.Thread(target=session.reconnect, args=("HTTP headers changed in the page",), daemon=True).start()
+        wait_briefly(lambda: session.server.state == "running", 1.0)
         return render_template("partials/_server.html", server=session.server, command=session.command)
 
     @app.post("/server/roots")

@@ -17,7 +17,7 @@ from typing import Any
 from ..config import DEFAULT_TIMEOUT
 from ..headless import ConnectFailed, NoAnswer, SpawnError, Wire, close_store, connect, open_store
 from ..recording import RecordingError
-from .common import (Parser, UsageError, add_protocol_option, add_server_options, dumps, echo_stderr, env_keys, fail, seconds,
+from .common import (Parser, UsageError, add_http_options, add_protocol_option, add_server_options, http_target, dumps, echo_stderr, env_keys, fail, seconds,
                      server_env, split_command, write_stdout)
 
 # Shorthand option → the method it implies.
@@ -48,6 +48,9 @@ class CallArgs:
     env: tuple[str, ...] = ()
     cwd: str | None = None
     protocol: str = "auto"
+    url: str | None = None
+    transport: str = "auto"
+    headers: tuple = ()
 
 
 def build_parser() -> Parser:
@@ -67,6 +70,7 @@ def build_parser() -> Parser:
     parser.add_argument("--record", metavar="PATH", help="also write a recording to PATH (must not exist yet)")
     add_server_options(parser)
     add_protocol_option(parser)
+    add_http_options(parser)
     return parser
 
 
@@ -113,10 +117,13 @@ def parse_call(argv: list[str]) -> CallArgs:
         method, params = args.method, _json_option("--params", args.params, array_ok=True)
     else:
         raise UsageError("give a METHOD (e.g. tools/list) or one of --tool, --uri, --prompt")
-    if not command:
-        raise UsageError("give the server command after -- (e.g. mcp-inspect call tools/list -- python server.py)")
+    url, transport, headers = http_target(args, command)
+    if not command and not url:
+        raise UsageError("give the server command after -- (e.g. mcp-inspect call tools/list -- python server.py) "
+                         "or --url")
     return CallArgs(method=method, params=params, command=command, timeout=args.timeout, record=args.record,
-                    env=tuple(args.env), cwd=args.cwd, protocol=args.protocol)
+                    env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, url=url, transport=transport,
+                    headers=headers)
 
 
 def call_main(argv: list[str]) -> int:
@@ -125,12 +132,14 @@ def call_main(argv: list[str]) -> int:
         args = parse_call(argv)
         env = server_env(list(args.env), args.cwd)
         store = open_store(args.record, args.command, args.cwd, protocol=args.protocol,
-                           env_keys=env_keys(list(args.env)))
+                           env_keys=env_keys(list(args.env)), url=args.url, transport=args.transport,
+                           header_names=[name for name, _ in args.headers])
     except UsageError as exc:
         return fail(str(exc))
     except RecordingError as exc:
         return fail(str(exc))
-    wire = Wire(store, args.command, cwd=args.cwd, env=env, on_stderr=echo_stderr)
+    wire = Wire(store, args.command, cwd=args.cwd, env=env, on_stderr=echo_stderr, url=args.url,
+                transport=args.transport, headers=args.headers)
     try:
         return _call(wire, args)
     except KeyboardInterrupt:

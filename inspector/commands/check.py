@@ -38,8 +38,10 @@ from ..records import EVENT, MESSAGE, TO_SERVER, Record
 from .common import (
     Parser,
     UsageError,
+    add_http_options,
     add_protocol_option,
     add_server_options,
+    http_target,
     dumps,
     env_keys,
     fail,
@@ -76,6 +78,9 @@ class CheckArgs:
     env: tuple[str, ...] = ()
     cwd: str | None = None
     protocol: str = "auto"
+    url: str | None = None
+    transport: str = "auto"
+    headers: tuple = ()
 
 
 @dataclass
@@ -151,6 +156,7 @@ def build_parser() -> Parser:
     parser.add_argument("--record", metavar="PATH", help="also write a recording to PATH (must not exist yet)")
     add_server_options(parser)
     add_protocol_option(parser)
+    add_http_options(parser)
     return parser
 
 
@@ -158,8 +164,9 @@ def parse_check(argv: list[str]) -> CheckArgs:
     """Parse `check`'s arguments; raises UsageError."""
     ours, command = split_command(argv)
     args = build_parser().parse_args(ours)
-    if not command:
-        raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py)")
+    url, transport, headers = http_target(args, command)
+    if not command and not url:
+        raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py) or --url")
     disabled: frozenset = frozenset()
     if args.rules:
         try:
@@ -167,7 +174,8 @@ def parse_check(argv: list[str]) -> CheckArgs:
         except RulesError as exc:
             raise UsageError(str(exc)) from None
     return CheckArgs(command=command, json=args.json, disabled=disabled, timeout=args.timeout, record=args.record,
-                     env=tuple(args.env), cwd=args.cwd, protocol=args.protocol)
+                     env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, url=url, transport=transport,
+                     headers=headers)
 
 
 class Checker:
@@ -343,12 +351,14 @@ def check_main(argv: list[str]) -> int:
         args = parse_check(argv)
         env = server_env(list(args.env), args.cwd)
         store = open_store(args.record, args.command, args.cwd, protocol=args.protocol,
-                           env_keys=env_keys(list(args.env)))
+                           env_keys=env_keys(list(args.env)), url=args.url, transport=args.transport,
+                           header_names=[name for name, _ in args.headers])
     except (UsageError, RecordingError) as exc:
         return fail(str(exc))
     checker = ProtocolChecker(timeout=args.timeout, disabled=args.disabled)
     sink = CheckingSink(store.writer, checker)
-    wire = Wire(sink, args.command, cwd=args.cwd, env=env)
+    wire = Wire(sink, args.command, cwd=args.cwd, env=env, url=args.url, transport=args.transport,
+                headers=args.headers)
     run = Checker(args, sink, wire)
     try:
         run.run()

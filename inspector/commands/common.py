@@ -123,3 +123,33 @@ def protocol_choice(text: str) -> str:
         return parse_protocol(text).label
     except ProtocolChoiceError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_http_options(parser: argparse.ArgumentParser) -> None:
+    """--url, --transport and --header, as for the main command."""
+    parser.add_argument("--url", metavar="URL", help="an MCP server reached over HTTP instead of a command after --")
+    parser.add_argument("--transport", default="auto", choices=("auto", "streamable-http", "sse"),
+                        help="with --url: auto (default), streamable-http or sse (the legacy HTTP+SSE transport)")
+    parser.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
+                        help="an HTTP header for every request to --url (repeatable; never recorded)")
+
+
+def http_target(args: argparse.Namespace, command: list[str]) -> tuple[str | None, str, tuple[tuple[str, str], ...]]:
+    """(url, transport, headers) from --url/--transport/--header, checked against the command; raises UsageError."""
+    from urllib.parse import urlsplit
+
+    from ..targets import HeaderError, parse_header
+
+    if args.url and command:
+        raise UsageError("give either --url or a server command after --, not both")
+    if not args.url and (args.header or args.transport != "auto"):
+        raise UsageError("--header and --transport are for servers reached over HTTP (--url)")
+    if args.url:
+        parts = urlsplit(args.url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"--url takes an http:// or https:// URL with a host, got {args.url!r}")
+    try:
+        headers = tuple(parse_header(item) for item in args.header)
+    except HeaderError as exc:
+        raise UsageError(str(exc)) from None
+    return args.url, args.transport, headers

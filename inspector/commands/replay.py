@@ -19,7 +19,7 @@ from ..headless import close_store, open_store
 from ..recording import Loaded, RecordingError, read_recording
 from ..records import FROM_SERVER
 from ..replay import ABSENT, DEFAULT_IGNORES, SAME, Replayer, ReplayError, ReplayReport, Step, parse_path, plan
-from .common import (Parser, UsageError, add_server_options, dumps, protocol_choice, echo_stderr, env_keys, fail, seconds,
+from .common import (Parser, UsageError, add_http_options, add_server_options, http_target, dumps, protocol_choice, echo_stderr, env_keys, fail, seconds,
                      server_env, split_command, terminal_text, write_stdout)
 
 VALUE_CHARS = 300  # a diff line shows this much of each value; --json has them whole
@@ -57,6 +57,7 @@ def build_parser() -> Parser:
     parser.add_argument("--run-recorded-command", action="store_true",
                         help="without -- COMMAND: run the command named in the recording (printed first)")
     add_server_options(parser)
+    add_http_options(parser)
     return parser
 
 
@@ -105,7 +106,13 @@ def replay_main(argv: list[str]) -> int:
         loaded, warnings = load(args.file)
         if not plan(loaded.records):
             raise UsageError(f"{args.file}: the recording has no client→server traffic to replay")
-        command, recorded_cwd = choose_command(loaded, command, args.run_recorded_command)
+        url, transport, headers = http_target(args, command)
+        if url:
+            if args.run_recorded_command:
+                raise UsageError("give either --url or --run-recorded-command, not both")
+            recorded_cwd = None
+        else:
+            command, recorded_cwd = choose_command(loaded, command, args.run_recorded_command)
         cwd = args.cwd or recorded_cwd
         env = server_env(args.env, args.cwd)
     except (UsageError, ValueError) as exc:
@@ -119,17 +126,18 @@ def replay_main(argv: list[str]) -> int:
     if missing:
         fail(f"warning: the recording was made with -e {', '.join(missing)}; not set here (use -e KEY=VALUE)")
     try:
-        store = open_store(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env))
+        store = open_store(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env), url=url,
+                           transport=transport, header_names=[name for name, _ in headers])
     except RecordingError as exc:
         return fail(str(exc))
     printer = StepPrinter(enabled=not args.json)
     if not args.json:
         printer.line(terminal_text(f"replaying {args.file} ({len(loaded.records)} records) against: "
-                                   f"{shlex.join(command)}"))
+                                   f"{url or shlex.join(command)}"))
     replayer = Replayer(loaded, command, cwd=cwd, env=env, store=store, timeout=args.timeout, ignore=args.ignore,
                         default_ignores=not args.no_default_ignores,
                         protocol=None if args.protocol == "auto" else parse_protocol(args.protocol).version,
-                        on_step=printer.step, on_stderr=echo_stderr)
+                        on_step=printer.step, on_stderr=echo_stderr, url=url, transport=transport, headers=headers)
     try:
         report = replayer.run()
     except ReplayError as exc:

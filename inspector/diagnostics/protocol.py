@@ -140,7 +140,7 @@ class ProtocolChecker:
 
     def _event(self, record: Record, found: list) -> None:
         detail = record.detail or {}
-        if record.event == "spawn":
+        if record.event in ("spawn", "connect"):
             self._reset_process()  # a new process renegotiates; its ids start over
             self.version = self.server_capabilities = self.client_capabilities = None
             self.tools = {}

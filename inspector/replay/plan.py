@@ -80,7 +80,7 @@ def plan(records: list[Record]) -> list[Segment]:
     for record in records:
         segment = segments[-1]
         if record.kind == EVENT:
-            if record.event == "spawn":
+            if record.event in ("spawn", "connect"):  # a new process, or a new HTTP connection
                 if started:
                     segments.append(Segment())
                 started = True

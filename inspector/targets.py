@@ -1,0 +1,99 @@
+"""What the inspector talks to: a command over stdio or a URL over HTTP, and the connections for each.
+
+The Session and the headless Wire drive a connection with the surface of StdioProcess; for an HTTP target this
+builds the HttpConnection wired to their callbacks. The user's header values stay here and in the connection:
+recordings and the page only ever see their names.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+from urllib.parse import urlsplit
+
+REDACTED = "[REDACTED]"
+HTTP_TRANSPORTS = ("auto", "streamable-http", "sse")
+
+
+class HeaderError(ValueError):
+    """A --header value that is not `Name: value`."""
+
+
+def parse_header(text: str) -> tuple[str, str]:
+    """`Name: value` (as curl takes it) into (name, value); raises HeaderError."""
+    name, sep, value = text.partition(":")
+    name = name.strip()
+    if not sep or not name or any(c in name for c in " \t\r\n()<>@,;\\\"/[]?={}"):
+        raise HeaderError(f"--header takes 'Name: value', got {text!r}")
+    value = value.strip()
+    if "\r" in value or "\n" in value:
+        raise HeaderError(f"--header {name}: the value may not contain a line break")
+    return name, value
+
+
+def parse_headers_text(text: str, current: Iterable[tuple[str, str]] = ()) -> tuple[list[tuple[str, str]], list[str]]:
+    """The page's header editor: one `Name: value` per line; a value left as [REDACTED] keeps the current one."""
+    known = {name.lower(): value for name, value in current}
+    headers: list[tuple[str, str]] = []
+    problems: list[str] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            name, value = parse_header(line)
+        except HeaderError as exc:
+            problems.append(f"line {number}: {exc}")
+            continue
+        if value == REDACTED:
+            if name.lower() not in known:
+                problems.append(f"line {number}: {name} has no value yet (type it instead of {REDACTED})")
+                continue
+            value = known[name.lower()]
+        headers.append((name, value))
+    return headers, problems
+
+
+def headers_text(headers: Iterable[tuple[str, str]]) -> str:
+    """The editor's text: names with their values hidden."""
+    return "\n".join(f"{name}: {REDACTED}" for name, _ in headers)
+
+
+def redacted(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Header names with the values hidden, for recordings and the page."""
+    return {name: REDACTED for name, _ in headers}
+
+
+def url_name(url: str) -> str:
+    """A short name for an HTTP target (the recording's file name): host, port and path."""
+    parts = urlsplit(url)
+    return "-".join(part for part in (parts.hostname or "server", str(parts.port or ""), parts.path.strip("/"))
+                    if part)
+
+
+def http_connection(url: str, *, transport: str, headers: Iterable[tuple[str, str]],
+                    on_message: Callable[[bytes, dict], None], on_event: Callable[[str, dict], None],
+                    on_send_failed: Callable[[Any, str], None], on_exit: Callable[[Any], None],
+                    on_session_expired: Callable[[], None] | None = None, refuse_ports: Iterable[int] = ()):
+    """An HttpConnection (imported here, late: stdio-only runs never load httpx)."""
+    from .transport.http import HttpConnection
+
+    return HttpConnection(url, headers=dict(headers), transport=transport, on_message=on_message,
+                          on_event=on_event, on_send_failed=on_send_failed, on_exit=on_exit,
+                          on_session_expired=on_session_expired, refuse_ports=refuse_ports)
+
+
+def session_connector(url: str, transport: str, refuse_ports: Callable[[], Iterable[int]]):
+    """The Session's `connect` factory for an HTTP target; the headers are read from the session at each start
+    (the page can edit them before a reconnect)."""
+    def connect(session):
+        holder: dict[str, Any] = {}
+
+        def on_exit(info) -> None:
+            session._on_exit(holder["connection"], info)
+
+        connection = http_connection(
+            url, transport=transport, headers=session.http_headers, on_message=session._on_stdout,
+            on_event=lambda name, detail: session.event(name, detail), on_send_failed=session._on_send_failed,
+            on_exit=on_exit, on_session_expired=session._on_session_expired, refuse_ports=refuse_ports())
+        holder["connection"] = connection
+        return connection
+    return connect
