@@ -71,8 +71,12 @@ def _start_viewer(path: str) -> str:
     reader.join(VIEWER_START_SECONDS)
     url = line[0].decode(errors="replace").strip() if line else ""
     if not url.startswith("http://"):
-        proc.kill()
-        message = proc.stderr.read().decode(errors="replace").strip().splitlines() if proc.poll() is not None else []
+        exited = line == [b""]  # stdout closed: it is exiting with its reason on stderr (let it finish saying so)
+        try:
+            proc.wait(timeout=2.0 if exited else 0.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        message = proc.stderr.read().decode(errors="replace").strip().splitlines() if exited else []
         raise ValueError(message[-1] if message else "the viewer did not start")
     return url
 
@@ -97,8 +101,11 @@ def register(app: Flask) -> None:
                 or "method" not in record.msg:
             abort(404, description=f"#{seq} is not a request sent to the server")
         config = s["config"]
-        command = copy_as_command(list(s["session"].command), _without_our_progress_token(record.msg),
-                                  cwd=config.cwd, env_keys=[key for key, _ in config.env])
+        session = s["session"]
+        url = getattr(session, "url", None)
+        command = copy_as_command(list(session.command), _without_our_progress_token(record.msg),
+                                  cwd=None if url else config.cwd, env_keys=[] if url else [key for key, _ in config.env],
+                                  url=url, header_names=[name for name, _ in getattr(session, "http_headers", [])])
         return Response(command + "\n", mimetype="text/plain")
 
     @app.post("/raw")
@@ -162,13 +169,24 @@ def register(app: Flask) -> None:
         return render_template("partials/_replay.html", run=state["replay"])
 
 
+def _chosen_transport(session) -> str:
+    connection = getattr(session, "_process", None)
+    return getattr(connection, "chosen_transport", None) or "auto"
+
+
 def _without_our_progress_token(msg: dict) -> dict:
-    """The request as a person would write it: the progressToken the inspector adds to its calls left out."""
+    """The request as a person would write it: what the inspector adds itself left out (the progressToken of its
+    calls, and the modern era's per-request _meta keys, which `call` adds again in whatever era it finds)."""
     params = msg.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    if not isinstance(meta, dict) or not str(meta.get("progressToken", "")).startswith("call-"):
+    if not isinstance(meta, dict):
         return msg
-    meta = {k: v for k, v in meta.items() if k != "progressToken"}
+    ours = {k for k in meta if k.startswith("io.modelcontextprotocol/")}
+    if str(meta.get("progressToken", "")).startswith("call-"):
+        ours.add("progressToken")
+    if not ours:
+        return msg
+    meta = {k: v for k, v in meta.items() if k not in ours}
     params = {k: v for k, v in params.items() if k != "_meta"} | ({"_meta": meta} if meta else {})
     return {**msg, "params": params}
 
@@ -196,7 +214,8 @@ def _run_replay(services: dict, run: ReplayRun, loaded) -> None:
 
     session.stop(reason="replay", stdin_grace=0.3, failure="server restarted for a replay")
     replayer = Replayer(loaded, session.command, cwd=session.cwd, env=session.env, store=store,
-                        timeout=session.timeout, on_step=on_step)
+                        timeout=session.timeout, on_step=on_step, url=getattr(session, "url", None),
+                        transport=_chosen_transport(session), headers=tuple(getattr(session, "http_headers", ())))
     try:
         report = replayer.run()
         run.steps, run.summary, run.state = report.steps, report.summary(), "done"

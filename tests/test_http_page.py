@@ -367,3 +367,41 @@ def test_a_config_file_with_problems_says_so_in_one_line(tmp_path):
     good.write_text(json.dumps({"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}}))
     result = mcp(["--no-open", "--config", str(good), "--server", "zzz"], tmp_path, timeout=20)
     assert result.returncode == 2 and "a, b" in result.stderr, result.stderr
+
+
+def test_call_explains_a_modern_error_in_words(streamable, tmp_path):
+    """list_my_roots needs the roots capability, which `call` does not declare: -32021, explained on stderr."""
+    result = mcp(["call", "--url", streamable, "--tool", "list_my_roots"], tmp_path)
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["error"]["code"] == -32021
+    assert "Missing client capability (-32021)" in result.stderr and "roots" in result.stderr
+
+
+def test_copy_as_command_for_an_http_target(inspector_factory, streamable, tmp_path):
+    inspector = inspector_factory([], "--url", streamable, "-H", "X-Api-Key: k-999")
+    wait_tools(inspector)
+    answer = call_result(inspector, "slow_count", {"steps": 1, "delay": 0.01})
+    assert answer["result"]["content"]
+    seq = next(r["seq"] for r in messages(inspector) if r["dir"] == "to_server"
+               and r["msg"].get("method") == "tools/call")
+    line = inspector.request("GET", f"/records/{seq}/command")[2].decode().strip()
+    assert f"--url {streamable}" in line and '-H "X-Api-Key: $X_API_KEY"' in line
+    assert "k-999" not in line and "io.modelcontextprotocol" not in line and " -- " not in line
+    again = subprocess.run(line.replace("mcp-inspect", f"{PYTHON} -m inspector.cli", 1), shell=True,
+                           capture_output=True, text=True, cwd=tmp_path, timeout=60,
+                           env={**os.environ, "PYTHONPATH": str(ROOT), "X_API_KEY": "k-999"})
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["content"][0]["text"] == "Counted to 1."
+
+
+def test_restart_of_an_http_target_reconnects_and_diffs(inspector_factory, streamable):
+    inspector = inspector_factory([], "--url", streamable, "--protocol", "legacy")
+    wait_tools(inspector)
+    status, _, _ = inspector.post("/server/restart")
+    assert status == 200
+    wait_for(lambda: len(events(inspector, "handshake")) == 2, 15, message="a second handshake")
+    diff = wait_for(lambda: events(inspector, "diff"), 15, message="the restart's diff")[0]["detail"]
+    assert "nothing changed" in diff["summary"].lower() or diff.get("sections") == {}
+    assert len(events(inspector, "connect")) == 2 and not events(inspector, "spawn")
+    ends = [e["detail"] for e in events(inspector, "exit")]
+    assert ends and ends[0]["reason"] == "the connection was closed"

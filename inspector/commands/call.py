@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config import DEFAULT_TIMEOUT
+from ..eras import explain_error
 from ..headless import ConnectFailed, NoAnswer, SpawnError, Wire, close_store, connect, open_store
 from ..recording import RecordingError
 from .common import (Parser, UsageError, add_http_options, add_protocol_option, add_server_options, http_target, dumps, echo_stderr, env_keys, fail, seconds,
@@ -168,6 +169,9 @@ def _call(wire: Wire, args: CallArgs) -> int:
         return fail(str(exc))
     if "error" in response:
         write_stdout(dumps({"error": response["error"]}) + "\n")
+        explained = explain_error(response["error"])
+        if explained:
+            fail(explained)  # words on stderr; stdout keeps only the JSON
         return 1
     result = response.get("result")
     write_stdout(dumps(result) + "\n")
@@ -183,10 +187,12 @@ def _error_text(error: Any) -> str:
 # -- copy as command (pure) ----------------------------------------------------------------------------------------
 
 def copy_as_command(target_command: list[str], msg: dict, cwd: str | None = None,
-                    env_keys: list[str] | tuple[str, ...] = ()) -> str:
+                    env_keys: list[str] | tuple[str, ...] = (), url: str | None = None,
+                    header_names: list[str] | tuple[str, ...] = ()) -> str:
     """The `mcp-inspect call ...` line that sends this request again to the same server.
 
-    Env values are never included: each -e KEY becomes `-e KEY="$KEY"`, read from the user's shell.
+    Env values are never included: each -e KEY becomes `-e KEY="$KEY"`, read from the user's shell; an HTTP
+    header's value becomes a shell variable named after the header the same way.
     """
     method = msg.get("method") if isinstance(msg, dict) else None
     if not isinstance(method, str):
@@ -210,8 +216,16 @@ def copy_as_command(target_command: list[str], msg: dict, cwd: str | None = None
         words += ["--cwd", cwd]
     line = [shlex.join(words)]
     line += [f"-e {_env_placeholder(key)}" for key in env_keys]
-    line += ["--", shlex.join(target_command)]
+    if url:
+        line += ["--url", shlex.quote(url)]
+        line += [f'-H "{name}: ${_shell_name(name)}"' for name in header_names if re.fullmatch(r"[A-Za-z0-9-]+", name)]
+    else:
+        line += ["--", shlex.join(target_command)]
     return " ".join(line)
+
+
+def _shell_name(header: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", header).upper()
 
 
 def _compact(value: Any) -> str:
