@@ -336,9 +336,19 @@ def _preview(record: Record) -> str:
     if isinstance(msg, dict):
         for key in ("params", "result", "error"):
             if key in msg:
-                return json.dumps(msg[key], ensure_ascii=False, separators=(",", ":"))[:PREVIEW_CHARS]
+                return json.dumps(_without_era_meta(msg[key]), ensure_ascii=False,
+                                  separators=(",", ":"))[:PREVIEW_CHARS]
         return ""
     return json.dumps(msg, ensure_ascii=False, separators=(",", ":"))[:PREVIEW_CHARS]
+
+
+def _without_era_meta(value):
+    """For the one-line preview only: the modern era's _meta keys repeat on every message and hide what differs."""
+    if not isinstance(value, dict) or not isinstance(value.get("_meta"), dict):
+        return value
+    meta = {k: v for k, v in value["_meta"].items() if not k.startswith("io.modelcontextprotocol/")}
+    rest = {k: v for k, v in value.items() if k != "_meta"}
+    return {**rest, "_meta": meta} if meta else rest
 
 
 def describe_event(event: str, detail: dict) -> str:
