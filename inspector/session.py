@@ -62,6 +62,8 @@ class Pending:
     """How many times this request went out (modern era: each input_required answer adds a round)."""
     response_seq: int = 0
     """The seq of the answer's record."""
+    call: Any = field(default=None, repr=False)
+    """The page's Call this request carries out, if any (linked before sending: a fast answer must find it)."""
 
     def wait(self, timeout: float | None = None) -> dict:
         """The result object, or raise RequestFailed."""
@@ -276,14 +278,17 @@ class Session:
     # -- sending ---------------------------------------------------------------------------------------------
 
     def request(self, method: str, params: dict | None = None, *, timeout: float | None = None,
-                on_done: Callable[[Pending], None] | None = None) -> Pending:
+                on_done: Callable[[Pending], None] | None = None, call: "Call | None" = None) -> Pending:
         """Send a request; returns at once with a Pending (never blocks on the server).
 
         In the modern era the request carries the `_meta` keys (version, capabilities, client info, log level),
         and an input_required answer does not finish it: it waits for the user's answers and goes out again.
         """
         timeout = self.timeout if timeout is None else timeout
-        pending = Pending(id=0, method=method, deadline=0.0, timeout=timeout, on_done=on_done, params=params)
+        pending = Pending(id=0, method=method, deadline=0.0, timeout=timeout, on_done=on_done, params=params,
+                          call=call)
+        if call is not None:
+            call.pending = pending
         self._send_pending(pending)
         return pending
 
@@ -304,13 +309,16 @@ class Session:
         with self._lock:
             self._pending[pending.id] = pending  # registered before sending: a fast answer must find it
         msg = jsonrpc.request(pending.id, method, params)
-        record = self._send(process, msg, follows=follows)
+
+        def recorded(record: Record) -> None:  # before the write: the answer may come before _send returns
+            pending.seq = record.seq
+            if pending.call is not None and pending.rounds == 1:  # the call's own row: where its chain starts
+                pending.call.request_seq, pending.call.request_id = record.seq, pending.id
+        record = self._send(process, msg, follows=follows, on_recorded=recorded)
         if record is None:
             with self._lock:
                 self._pending.pop(pending.id, None)
             self._finish(pending, failure=RequestFailed(f"{method}: the server's stdin is closed", reason="exited"))
-        else:
-            pending.seq = record.seq
 
     def request_meta(self, version: str | None = None) -> dict:
         """The modern era's per-request `_meta`: our version, capabilities, info and the page's log level."""
@@ -326,13 +334,15 @@ class Session:
         if process is not None:
             self._send(process, jsonrpc.notification(method, params))
 
-    def _send(self, process: StdioProcess, msg: Any, origin: str | None = None,
-              follows: int | None = None) -> Record | None:
+    def _send(self, process: StdioProcess, msg: Any, origin: str | None = None, follows: int | None = None,
+              on_recorded: Callable[[Record], None] | None = None) -> Record | None:
         # One lock around record-then-write keeps the recording's order equal to the pipe's order.
         with self._send_lock:
             http = process.request_meta(msg) if hasattr(process, "request_meta") else None
             record = self.store.add(Record(MESSAGE, dir=TO_SERVER, msg=msg, origin=origin, follows=follows,
                                            http=http))
+            if on_recorded is not None:
+                on_recorded(record)
             try:
                 process.send(jsonrpc.encode(msg))
             except (BrokenPipeError, OSError, ValueError) as exc:
@@ -390,9 +400,7 @@ class Session:
         if arguments is not None:
             params["arguments"] = arguments
         params["_meta"] = {"progressToken": f"call-{call.id}"}
-        pending = self.request("tools/call", params, on_done=done, timeout=timeout)
-        call.pending = pending
-        call.request_seq, call.request_id = pending.seq, pending.id
+        self.request("tools/call", params, on_done=done, timeout=timeout, call=call)
         return call
 
     def cancel_call(self, call_id: int, reason: str = "cancelled by the user") -> bool:
@@ -825,10 +833,9 @@ class Session:
             with self._lock:
                 round_.state = "abandoned"
             return False
-        for call in self.calls.values():
-            if call.pending is pending:
-                call.waiting_input = True
-                self.store.signal(f"call:{call.id}")
+        if pending.call is not None:
+            pending.call.waiting_input = True
+            self.store.signal(f"call:{pending.call.id}")
         if not people:
             self._retry(round_)
         return True
@@ -860,14 +867,11 @@ class Session:
         pending = round_.pending
         pending.params = eras.retry_params(pending.params, dict(round_.responses), round_.request_state)
         pending.rounds += 1
-        for call in self.calls.values():
-            if call.pending is pending:
-                call.waiting_input = False
+        if pending.call is not None:
+            pending.call.waiting_input = False
         self._send_pending(pending, follows=round_.response_seq or None)
-        for call in self.calls.values():
-            if call.pending is pending:
-                call.request_id = pending.id
-                self.store.signal(f"call:{call.id}")
+        if pending.call is not None:
+            self.store.signal(f"call:{pending.call.id}")
 
     def _fail_pending(self, failure: RequestFailed) -> None:
         with self._lock:

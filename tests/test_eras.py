@@ -114,3 +114,18 @@ def test_roots_text_round_trip_and_problems():
     assert parse_roots(roots_text(roots)) == (roots, [])
     _, problems = parse_roots("not a uri\nC:\\\\dir")
     assert len(problems) == 2 and "line 1" in problems[0]
+
+
+def test_an_input_required_answer_is_not_judged_as_the_tools_result():
+    from inspector.diagnostics.results import result_problems
+
+    tool = {"name": "t", "inputSchema": {"type": "object"},
+            "outputSchema": {"type": "object", "properties": {"result": {"type": "string"}}}}
+    asking = {"resultType": "input_required", "requestState": "s",
+              "inputRequests": {"k": {"method": "elicitation/create", "params": {"message": "?"}}}}
+    assert result_problems("tools/call", "2026-07-28", asking, tool) == ""
+    broken = {"resultType": "input_required", "inputRequests": {"k": "not a request"}}
+    assert "inputRequests must be an object" in result_problems("tools/call", "2026-07-28", broken, tool)
+    # A final result without structuredContent is still named.
+    final = {"resultType": "complete", "content": [{"type": "text", "text": "x"}]}
+    assert "structuredContent" in result_problems("tools/call", "2026-07-28", final, tool)

@@ -137,6 +137,15 @@ def result_problems(method: str, version: str | None, result: Any, tool: dict | 
     if types_version == MODERN and "resultType" not in result:
         problems.append("resultType is missing (required on every result since 2026-07-28)")
         result = {**result, "resultType": "complete"}
+    if result.get("resultType") in ("input_required", "task"):
+        # Not the method's own result yet: the answer asks for input, or names a task that will produce it.
+        requests = result.get("inputRequests")
+        if result["resultType"] == "input_required" and not (
+                isinstance(requests, dict) and all(isinstance(v, dict) and isinstance(v.get("method"), str)
+                                                   for v in requests.values())):
+            problems.append("inputRequests must be an object of {method, params} requests")
+        return (f"the {method} result does not fit the {types_version} schema{note}: " + "; ".join(problems)
+                if problems else "")
     from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 
     effective = version if version in KNOWN_PROTOCOL_VERSIONS else types_version
