@@ -6,7 +6,7 @@ from pathlib import Path
 
 from flask import Flask
 
-from . import panels, security, views
+from . import panels, security, task_views, views
 from . import config_views
 from .live import register_live
 from .present import register_filters
@@ -43,6 +43,7 @@ def create_app(config, *, store, session, token: str, restarter=None) -> Flask:
     register_filters(app)
     views.register(app)
     app.register_blueprint(panels.bp)
+    app.register_blueprint(task_views.bp)
     app.register_blueprint(config_views.bp)
     register_live(app)
     return app

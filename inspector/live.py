@@ -14,7 +14,7 @@ from flask import Flask, current_app, render_template
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
-from . import panels
+from . import panels, task_views
 from .present import slug
 from .store import Filters
 from .tool_views import history_of
@@ -87,6 +87,7 @@ class LiveConnection:
             try:
                 parts.extend(self._panel(name))
                 parts.extend(panels.pushes(name, self.session))
+                parts.extend(task_views.pushes(name, self.session))
             except Exception:  # a region that fails to render must not take the live connection down
                 current_app.logger.exception("could not render %s for the page", name)
         return parts

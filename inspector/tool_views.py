@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl
 
 from flask import Flask, abort, current_app, render_template, request
 
-from . import schema_form
+from . import schema_form, task_views
 
 HISTORY = 20
 
@@ -34,7 +34,8 @@ def _dump(arguments) -> str:
 
 
 def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: str | None = None,
-                errors: dict | None = None, problem: str | None = None, call=None, status: int = 200):
+                errors: dict | None = None, problem: str | None = None, call=None, task_call=None,
+                status: int = 200):
     """The tool's workbench: form or JSON editor pre-filled with the given (or the last) arguments."""
     session = _services()["session"]
     name = tool["name"]
@@ -60,7 +61,8 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
     return render_template("partials/_tool_detail.html", tool=tool, mode=mode, form=form, arguments_text=text or "{}",
                            errors=errors or {}, problem=problem, call=call, history=history,
                            call_was_pending=call_was_pending, session_timeout=f"{session.timeout:g}",
-                           session_tools=session.server.tools), status
+                           session_tools=session.server.tools, task_call=task_call,
+                           task_form=task_views.task_form(tool)), status
 
 
 def history_of(session, name: str) -> list:
@@ -124,6 +126,7 @@ def register(app: Flask) -> None:
     def tool_toggle(name: str):
         """The JSON toggle: form → JSON editor and back, without losing input."""
         tool = tool_or_404(name)
+        task_views.posted_task(tool, dict(_pairs()))  # keeps "Run as a task" and its TTL across the toggle
         mode, text, arguments, problem = _posted(tool)
         if problem:  # invalid JSON cannot become a form: stay in the editor and say why
             return render_tool(tool, mode="json", text=text, problem=problem, status=422)
@@ -133,7 +136,9 @@ def register(app: Flask) -> None:
     @app.post("/tools/<path:name>/draft")
     def tool_draft(name: str):
         """Keep what the user typed, so switching tools or reloading does not lose it."""
-        _, text, arguments, problem = _posted(tool_or_404(name))
+        tool = tool_or_404(name)
+        task_views.posted_task(tool, dict(_pairs()))
+        _, text, arguments, problem = _posted(tool)
         _services()["session"].last_arguments[name] = text if problem else json.dumps(arguments, ensure_ascii=False)
         return "", 204
 
@@ -144,6 +149,9 @@ def register(app: Flask) -> None:
         if request.mimetype == "application/json":
             body = request.get_json(silent=True) or {}
             pairs = [("mode", "api"), ("arguments", json.dumps(body.get("arguments", {})))]
+            task = body.get("task")
+            if isinstance(task, dict):  # an API call asks for a task as the wire does: {"task": {"ttl": ms}}
+                pairs += [("task", "on"), ("task_ttl", str(task.get("ttl", "")))]
         else:
             pairs = _pairs()
         values = dict(pairs)
@@ -158,6 +166,14 @@ def register(app: Flask) -> None:
             if errors and values.get("action") != "send-anyway":
                 session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
                 return render_tool(tool, mode=shown_mode, arguments=arguments, errors=errors, status=422)
+        as_task, ttl, task_problem = task_views.posted_task(tool, values)
+        if as_task:
+            if task_problem:
+                return render_tool(tool, mode=shown_mode, arguments=arguments, problem=task_problem, status=422)
+            session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+            task_call = task_views.tracker().call_tool(name, arguments, ttl, timeout=_timeout(values.get("timeout")))
+            task_call.done.wait(0.3)  # a CreateTaskResult comes at once: usually the answer can show the task
+            return render_tool(tool, mode=shown_mode, arguments=arguments, task_call=task_call)
         call = session.call_tool(name, arguments, arguments_text=json.dumps(arguments, ensure_ascii=False),
                                  timeout=_timeout(values.get("timeout")))
         return render_tool(tool, mode=shown_mode, arguments=arguments, call=call)

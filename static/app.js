@@ -147,12 +147,29 @@
     }
   }
 
+  // Modern era: a retried request (data-follows = the seq of the input_required answer it follows)
+  // also gives that answer a link forward to it, whichever of the two reached the page first.
+  function linkChain(row) {
+    var answer = byId('r-' + row.getAttribute('data-follows'));
+    var preview = answer && answer.querySelector(':scope > summary .c-preview');
+    if (!preview || preview.querySelector('a.chain-next')) return;
+    var a = document.createElement('a');
+    a.className = 'chain-link chain-next';
+    a.setAttribute('href', '#r-' + row.getAttribute('data-seq'));
+    a.textContent = '\u21aa retried as #' + row.getAttribute('data-seq');
+    preview.insertBefore(document.createTextNode(' '), preview.firstChild);
+    preview.insertBefore(a, preview.firstChild);
+  }
+
   function linkPairsIn(nodes) {
     nodes.forEach(function (node) {
       if (node.nodeType !== 1) return;
       if (node.matches('.row[data-pair]')) linkPair(node);
       node.querySelectorAll('.row[data-pair]').forEach(linkPair);
     });
+    // Older rows load above: an answer may arrive after the retry that follows it.
+    var box = rowsBox();
+    if (box) box.querySelectorAll(':scope > .row[data-follows]').forEach(linkChain);
   }
 
   // htmx fires after:settle on each swap target (pushed <hx-partial>s included), carrying the
