@@ -698,15 +698,18 @@ class Session:
     def _on_server_cancelled(self, msg: dict) -> None:
         """The server gave up on one of our requests (on stdio this is also how it ends subscriptions/listen)."""
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-        request_id = params.get("requestId")
+        reason = params.get("reason") if isinstance(params.get("reason"), str) else ""
+        self._give_up(params.get("requestId"), "cancelled by the server" + (f" ({reason})" if reason else ""),
+                      "cancelled")
+
+    def _give_up(self, request_id: Any, why: str, reason: str) -> None:
+        """Fail one of our pending requests now: no answer will come for it."""
         if not isinstance(request_id, int) or isinstance(request_id, bool):
             return
         with self._lock:
             pending = self._pending.pop(request_id, None)
         if pending is not None:
-            reason = params.get("reason") if isinstance(params.get("reason"), str) else ""
-            self._finish(pending, failure=RequestFailed(
-                f"{pending.method}: cancelled by the server" + (f" ({reason})" if reason else ""), reason="cancelled"))
+            self._finish(pending, failure=RequestFailed(f"{pending.method}: {why}", reason=reason))
 
     def set_roots(self, roots: list[dict]) -> None:
         """New roots from the page; a handshake-era server that may ask for them hears that they changed."""
@@ -744,12 +747,7 @@ class Session:
 
     def _on_send_failed(self, request_id: Any, reason: str) -> None:
         """The transport says a request will never be answered (HTTP: refused, failed, not MCP): fail it now."""
-        if not isinstance(request_id, int) or isinstance(request_id, bool):
-            return
-        with self._lock:
-            pending = self._pending.pop(request_id, None)
-        if pending is not None:
-            self._finish(pending, failure=RequestFailed(f"{pending.method}: {reason}", reason="transport"))
+        self._give_up(request_id, reason, "transport")
 
     def _on_session_expired(self) -> None:
         """HTTP: the server forgot our session (404): connect again with a fresh handshake, shown as a restart."""

@@ -225,3 +225,42 @@ def page(browser):
     new_page.on("pageerror", lambda exc: new_page.console_errors.append(str(exc)))
     yield new_page
     context.close()
+
+
+def free_port() -> int:
+    """A port nobody listens on right now (the server under test binds it itself)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_http_fixture(name: str, transport: str, log: Path, port: int | None = None) -> tuple[subprocess.Popen, int]:
+    """Run tests/fixtures/<name>.py --transport T --port N in its own process group; wait until it listens."""
+    import socket
+
+    port = port or free_port()
+    with open(log, "ab") as stderr:
+        proc = subprocess.Popen([PYTHON, str(FIXTURES / f"{name}.py"), "--transport", transport, "--port", str(port)],
+                                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"{name} died: {log.read_text()[-2000:]}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    stop_process_group(proc)
+    pytest.fail(f"{name} did not listen on {port}: {log.read_text()[-2000:]}")
+
+
+def stop_process_group(proc: subprocess.Popen) -> None:
+    """SIGKILL a fixture server's whole process group and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=10)

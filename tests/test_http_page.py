@@ -10,69 +10,42 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import socket
 import subprocess
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import (
+    FIXTURES,
+    PYTHON,
+    fixture_command,
+    free_port,
+    read_records,
+    records_in,
+    start_http_fixture,
+    stop_process_group,
+    wait_for,
+)
 
 from inspector.schema_form import build_form, default_pairs
-
-from conftest import FIXTURES, PYTHON, fixture_command, read_records, records_in, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def start_http_server(fixture: str, transport: str, log: Path, port: int | None = None) -> tuple[subprocess.Popen, int]:
-    """Run tests/fixtures/<fixture>.py over HTTP in its own process group; wait until it listens."""
-    port = port or free_port()
-    with open(log, "ab") as stderr:
-        proc = subprocess.Popen([PYTHON, str(FIXTURES / f"{fixture}.py"), "--transport", transport, "--port",
-                                 str(port)], stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"{fixture} died: {log.read_text()[-2000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, port
-        except OSError:
-            time.sleep(0.05)
-    stop_server(proc)
-    pytest.fail(f"{fixture} did not listen on {port}")
-
-
-def stop_server(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def streamable(tmp_path_factory):
-    proc, port = start_http_server("asking_sdk_server", "streamable-http",
+    proc, port = start_http_fixture("asking_sdk_server", "streamable-http",
                                    tmp_path_factory.mktemp("http") / "server.log")
     yield f"http://127.0.0.1:{port}/mcp"
-    stop_server(proc)
+    stop_process_group(proc)
 
 
 @pytest.fixture(scope="module")
 def legacy_sse(tmp_path_factory):
-    proc, port = start_http_server("asking_sdk_server", "sse", tmp_path_factory.mktemp("sse") / "server.log")
+    proc, port = start_http_fixture("asking_sdk_server", "sse", tmp_path_factory.mktemp("sse") / "server.log")
     yield f"http://127.0.0.1:{port}/sse"
-    stop_server(proc)
+    stop_process_group(proc)
 
 
 def messages(inspector) -> list[dict]:
@@ -173,12 +146,12 @@ def test_a_server_request_over_http_reaches_the_asks_panel(inspector_factory, st
 
 def test_an_expired_session_leads_to_a_fresh_handshake(inspector_factory, tmp_path):
     port = free_port()
-    proc, _ = start_http_server("http_sdk_server", "streamable-http", tmp_path / "a.log", port)
+    proc, _ = start_http_fixture("http_sdk_server", "streamable-http", tmp_path / "a.log", port)
     try:
         inspector = inspector_factory([], "--url", f"http://127.0.0.1:{port}/mcp", "--protocol", "legacy")
         wait_tools(inspector)
-        stop_server(proc)
-        proc, _ = start_http_server("http_sdk_server", "streamable-http", tmp_path / "b.log", port)
+        stop_process_group(proc)
+        proc, _ = start_http_fixture("http_sdk_server", "streamable-http", tmp_path / "b.log", port)
         inspector.post("/tools/echo/call", {"arguments": json.dumps({"text": "hi"})})
         wait_for(lambda: len(events(inspector, "handshake")) == 2, 20, message="a second handshake")
         errors = [e["detail"] for e in events(inspector, "transport-error")]
@@ -187,7 +160,7 @@ def test_an_expired_session_leads_to_a_fresh_handshake(inspector_factory, tmp_pa
         answer = call_result(inspector, "echo", {"text": "again"})
         assert answer["result"]["content"][0]["text"] == "again"
     finally:
-        stop_server(proc)
+        stop_process_group(proc)
 
 
 # -- failures are rows, not hangs ------------------------------------------------------------------------------------

@@ -9,11 +9,8 @@ The only stand-in is a spy on socket.create_connection, to prove that a refused 
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +19,7 @@ from typing import ClassVar
 
 import httpx
 import pytest
+from conftest import free_port, start_http_fixture, stop_process_group
 
 from inspector.transport.http import (
     AUTH_HINT,
@@ -33,7 +31,6 @@ from inspector.transport.stdio import SpawnError
 
 pytestmark = pytest.mark.timeout(60)
 
-FIXTURE = Path(__file__).parent / "fixtures" / "http_sdk_server.py"
 MODERN = "2026-07-28"
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -165,50 +162,22 @@ def handshake(conn: HttpConnection, rec: Recorder) -> str:
     return meta["headers"].get("mcp-session-id")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def start_sdk_server(transport: str, log: Path) -> tuple[subprocess.Popen, int]:
-    port = free_port()
-    with open(log, "wb") as stderr:
-        proc = subprocess.Popen([sys.executable, str(FIXTURE), "--transport", transport, "--port", str(port)],
-                                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"the SDK fixture server died: {log.read_text()[-2000:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, port
-        except OSError:
-            time.sleep(0.05)
-    kill_group(proc)
-    pytest.fail(f"the SDK fixture server did not listen on {port}: {log.read_text()[-2000:]}")
-
-
-def kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait(timeout=10)
+    return start_http_fixture("http_sdk_server", transport, log)
 
 
 @pytest.fixture(scope="module")
 def sdk_http(tmp_path_factory):
     proc, port = start_sdk_server("streamable-http", tmp_path_factory.mktemp("sdk") / "http.log")
     yield f"http://127.0.0.1:{port}/mcp"
-    kill_group(proc)
+    stop_process_group(proc)
 
 
 @pytest.fixture(scope="module")
 def sdk_sse(tmp_path_factory):
     proc, port = start_sdk_server("sse", tmp_path_factory.mktemp("sdk") / "sse.log")
     yield f"http://127.0.0.1:{port}/sse"
-    kill_group(proc)
+    stop_process_group(proc)
 
 
 # -- the official SDK over Streamable HTTP, handshake era ---------------------------------------------------------
