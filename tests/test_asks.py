@@ -108,3 +108,25 @@ def test_elicitation_form_in_the_browser(page, inspector_factory):
     assert tool_answer(inspector) == {"action": "accept", "content": {"name": "Ada", "age": 36}}
     page.locator(".call.state-result").wait_for()
     assert '"Ada"' in page.locator(".call").inner_text()
+
+
+def test_a_32042_error_shows_its_url_and_accepting_calls_the_tool_again(inspector_factory):
+    inspector = inspector_factory(fixture_command("asking_tools_server"))
+    wait_tools(inspector)
+    inspector.post("/tools/needs_sign_in/call", {"arguments": "{}"})
+    key = pending_key(inspector)
+    page = inspector.request("GET", "/")[2].decode()
+    assert 'href="https://example.com/sign-in?state=abc"' in page and "error -32042" in page
+    assert "Sign in to the example service." in page
+    status, _, _ = inspector.post(f"/asks/{key}", {"action": "accept"})
+    assert status == 200
+    answered = wait_for(lambda: next((r for r in records_in(inspector.record) if r.get("kind") == "message"
+                                      and (r["msg"].get("result") or {}).get("content")
+                                      == [{"type": "text", "text": "signed in"}]), None), 10,
+                        message="the call made again")
+    calls = [r for r in records_in(inspector.record) if r.get("kind") == "message"
+             and r["msg"].get("method") == "tools/call"]
+    assert len(calls) == 2 and answered["msg"]["id"] == calls[1]["msg"]["id"]
+    # Nothing is sent back for the URL itself: it was an error, not a request.
+    assert not any(r.get("kind") == "message" and r["dir"] == "to_server" and "result" in r["msg"]
+                   for r in records_in(inspector.record))
