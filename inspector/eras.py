@@ -200,7 +200,7 @@ def explain_error(error: Any) -> str | None:
             ", ".join(needed.keys()) if isinstance(needed, dict) else "")
         return ("Missing client capability (-32021): the server needs the client to declare "
                 + (names or "a capability it did not send")
-                + ". Switch it on under Client capabilities and send again.")
+                + " (in the page: switch it on under Client capabilities, then start again).")
     if code == UNSUPPORTED_VERSION:
         supported = data.get("supported")
         listed = ", ".join(v for v in supported if isinstance(v, str)) if isinstance(supported, list) else ""
