@@ -77,8 +77,9 @@ class Config:
     def target(self) -> dict:
         """What the recording's header says was asked for."""
         if self.url:
-            target = {"transport": self.transport if self.transport != "auto" else "http", "url": self.url,
-                      "headers": {name: "[REDACTED]" for name, _ in self.headers}}
+            from .targets import HttpTarget
+
+            target = HttpTarget(self.url, self.transport, self.headers).recorded()
         else:
             target = {"transport": "stdio", "command": list(self.command), "cwd": self.cwd or os.getcwd()}
         if self.config_file:

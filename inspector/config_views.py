@@ -65,8 +65,7 @@ def snippet():
     url = getattr(session, "url", None)
     try:
         if url:
-            connection = getattr(session, "_process", None)
-            transport = getattr(connection, "chosen_transport", None) or (
+            transport = session.http_transport or (
                 config.transport if config.transport != "auto" else "streamable-http")
             text = server_entry_snippet(name=name, url=url, header_names=[n for n, _ in session.http_headers],
                                         transport=transport, flavour=flavour)

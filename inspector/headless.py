@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import __version__, eras, jsonrpc
 from .recording import RecordingWriter, header
@@ -26,6 +26,9 @@ from .transport.stdio import ExitInfo, SpawnError, StdioProcess
 # the page's timeline store into a command that must start fast.
 PROTOCOL_VERSION = "2025-11-25"
 CLIENT_NAME = "mcp-inspect"
+
+if TYPE_CHECKING:  # only for annotations: httpx and the targets stay unloaded for stdio runs
+    from .targets import HttpTarget
 
 __all__ = ["Answer", "Exchange", "NoAnswer", "Sink", "SpawnError", "Wire", "close_store", "initialize_params",
            "open_store"]
@@ -99,9 +102,9 @@ class Wire:
 
     def __init__(self, store: Sink, command: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None,
                  on_stderr: Callable[[str], None] | None = None, answer: Answer | None = None,
-                 url: str | None = None, transport: str = "auto", headers: tuple = ()) -> None:
+                 http: "HttpTarget | None" = None) -> None:
         self.store = store
-        self.url, self.transport, self.headers = url, transport, tuple(headers)
+        self.http = http
         """An HTTP target instead of a command (--url, --transport, --header)."""
         self.command = list(command)
         self.cwd = cwd
@@ -122,8 +125,8 @@ class Wire:
         with self._lock:
             self.exit_info = None
         self.exit_recorded.clear()
-        if self.url:
-            return self._connect_http()
+        if self.http is not None:
+            return self._connect_http(self.http)
         process = StdioProcess(self.command, cwd=self.cwd, env=self.env, on_stdout=self._on_stdout,
                                on_stderr=self._on_stderr_line, on_exit=self._on_exit,
                                on_spawn=lambda pid: self._event("spawn", {"pid": pid}))
@@ -135,17 +138,17 @@ class Wire:
         self._process = process
         return pid
 
-    def _connect_http(self) -> int:
+    def _connect_http(self, http: "HttpTarget") -> int:
         from .targets import http_connection  # httpx only for HTTP targets: `call` over stdio stays light
 
-        connection = http_connection(self.url, transport=self.transport, headers=self.headers,
+        connection = http_connection(http.url, transport=http.transport, headers=http.headers,
                                      on_message=self._on_stdout, on_event=self._event,
                                      on_send_failed=self._on_send_failed, on_exit=self._on_exit)
-        self._event("connect", {"url": self.url, "transport": self.transport})
+        self._event("connect", {"url": http.url, "transport": http.transport})
         try:
             connection.start()
         except SpawnError as exc:
-            self._event("transport-error", {"error": str(exc), "url": self.url})
+            self._event("transport-error", {"error": str(exc), "url": http.url})
             raise
         self._process = connection
         return 0
@@ -388,16 +391,14 @@ def initialize_params(protocol: str | None = None) -> dict:
 
 
 def open_store(record: str | None, command: list[str], cwd: str | None, *, protocol: str = "auto",
-               env_keys: list[str] | tuple[str, ...] = (), url: str | None = None, transport: str = "auto",
-               header_names: list[str] | tuple[str, ...] = ()) -> Sink:
+               env_keys: list[str] | tuple[str, ...] = (), http: "HttpTarget | None" = None) -> Sink:
     """A Sink on a new --record file (created exclusively, 0600), or on an unlinked spool file without one.
 
     Raises RecordingError when the file cannot be created.
     """
     writer = RecordingWriter.create(Path(record), unique=False) if record else RecordingWriter.spool()
-    if url:
-        target = {"transport": transport if transport != "auto" else "http", "url": url,
-                  "headers": {name: "[REDACTED]" for name in header_names}}
+    if http is not None:
+        target = http.recorded()
     else:
         target = {"transport": "stdio", "command": list(command), "cwd": cwd or os.getcwd()}
     writer.write_header(header(target, protocol=protocol, env_keys=list(env_keys)))

@@ -270,6 +270,11 @@ class Session:
             self._closed = True
 
     @property
+    def http_transport(self) -> str | None:
+        """For an HTTP server, the transport its connection settled on (streamable-http or sse) once known."""
+        return getattr(self._process, "chosen_transport", None) if self.url else None
+
+    @property
     def running(self) -> bool:
         """A server process is alive."""
         process = self._process

@@ -21,6 +21,7 @@ from flask import Flask, Response, abort, current_app, render_template, request
 
 from .commands.call import copy_as_command
 from .commands.common import UsageError
+from .targets import HttpTarget
 from .commands.export import parse_selection, redact_recording
 from .recording import RecordingError, read_recording
 from .redact import Rules
@@ -169,9 +170,13 @@ def register(app: Flask) -> None:
         return render_template("partials/_replay.html", run=state["replay"])
 
 
-def _chosen_transport(session) -> str:
-    connection = getattr(session, "_process", None)
-    return getattr(connection, "chosen_transport", None) or "auto"
+def _http_target(session) -> HttpTarget | None:
+    """The session's HTTP server, with the transport its connection settled on, for a replay against it."""
+    url = getattr(session, "url", None)
+    if not url:
+        return None
+    transport = session.http_transport or "auto"
+    return HttpTarget(url, transport, tuple(getattr(session, "http_headers", ())))
 
 
 def _without_our_progress_token(msg: dict) -> dict:
@@ -214,8 +219,7 @@ def _run_replay(services: dict, run: ReplayRun, loaded) -> None:
 
     session.stop(reason="replay", stdin_grace=0.3, failure="server restarted for a replay")
     replayer = Replayer(loaded, session.command, cwd=session.cwd, env=session.env, store=store,
-                        timeout=session.timeout, on_step=on_step, url=getattr(session, "url", None),
-                        transport=_chosen_transport(session), headers=tuple(getattr(session, "http_headers", ())))
+                        timeout=session.timeout, on_step=on_step, http=_http_target(session))
     try:
         report = replayer.run()
         run.steps, run.summary, run.state = report.steps, report.summary(), "done"

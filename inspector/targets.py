@@ -7,6 +7,7 @@ recordings and the page only ever see their names.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit
 
@@ -16,6 +17,20 @@ HTTP_TRANSPORTS = ("auto", "streamable-http", "sse")
 
 class HeaderError(ValueError):
     """A --header value that is not `Name: value`."""
+
+
+@dataclass(frozen=True)
+class HttpTarget:
+    """A server reached over HTTP: --url, --transport and --header as one value."""
+
+    url: str
+    transport: str = "auto"
+    headers: tuple[tuple[str, str], ...] = ()
+
+    def recorded(self) -> dict:
+        """The recording header's `target`: the header names only, their values redacted."""
+        return {"transport": self.transport if self.transport != "auto" else "http", "url": self.url,
+                "headers": redacted(self.headers)}
 
 
 def parse_header(text: str) -> tuple[str, str]:

@@ -37,11 +37,6 @@ def error_partial(message: str, status: int) -> Response:
     return Response(render_template("partials/_error.html", message=message), status=status)
 
 
-def _transport_label(session) -> str | None:
-    connection = getattr(session, "_process", None)
-    return getattr(connection, "chosen_transport", None) if getattr(session, "url", None) else None
-
-
 def wait_briefly(predicate, seconds: float = 0.3) -> None:
     """Give a state change a moment, so the answer usually shows the new state rather than the old one."""
     deadline = time.monotonic() + seconds
@@ -61,7 +56,7 @@ def register(app: Flask) -> None:
                 "advertise": getattr(services()["session"], "advertise", {}),
                 "roots_text": roots_text(getattr(services()["session"], "roots", [])),
                 "target_url": getattr(services()["session"], "url", None),
-                "target_transport": _transport_label(services()["session"]),
+                "target_transport": getattr(services()["session"], "http_transport", None),
                 "headers_text": headers_text(getattr(services()["session"], "http_headers", [])),
                 "auth_needed": getattr(services()["session"], "auth_needed", None),
                 "inspector_config": services()["config"],

@@ -49,9 +49,8 @@ class CallArgs:
     env: tuple[str, ...] = ()
     cwd: str | None = None
     protocol: str = "auto"
-    url: str | None = None
-    transport: str = "auto"
-    headers: tuple = ()
+    http: Any = None
+    """targets.HttpTarget for --url, else None (the command after --)."""
 
 
 def build_parser() -> Parser:
@@ -118,13 +117,12 @@ def parse_call(argv: list[str]) -> CallArgs:
         method, params = args.method, _json_option("--params", args.params, array_ok=True)
     else:
         raise UsageError("give a METHOD (e.g. tools/list) or one of --tool, --uri, --prompt")
-    url, transport, headers = http_target(args, command)
-    if not command and not url:
+    http = http_target(args, command)
+    if not command and http is None:
         raise UsageError("give the server command after -- (e.g. mcp-inspect call tools/list -- python server.py) "
                          "or --url")
     return CallArgs(method=method, params=params, command=command, timeout=args.timeout, record=args.record,
-                    env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, url=url, transport=transport,
-                    headers=headers)
+                    env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, http=http)
 
 
 def call_main(argv: list[str]) -> int:
@@ -133,14 +131,12 @@ def call_main(argv: list[str]) -> int:
         args = parse_call(argv)
         env = server_env(list(args.env), args.cwd)
         store = open_store(args.record, args.command, args.cwd, protocol=args.protocol,
-                           env_keys=env_keys(list(args.env)), url=args.url, transport=args.transport,
-                           header_names=[name for name, _ in args.headers])
+                           env_keys=env_keys(list(args.env)), http=args.http)
     except UsageError as exc:
         return fail(str(exc))
     except RecordingError as exc:
         return fail(str(exc))
-    wire = Wire(store, args.command, cwd=args.cwd, env=env, on_stderr=echo_stderr, url=args.url,
-                transport=args.transport, headers=args.headers)
+    wire = Wire(store, args.command, cwd=args.cwd, env=env, on_stderr=echo_stderr, http=args.http)
     try:
         return _call(wire, args)
     except KeyboardInterrupt:

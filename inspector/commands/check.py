@@ -78,9 +78,8 @@ class CheckArgs:
     env: tuple[str, ...] = ()
     cwd: str | None = None
     protocol: str = "auto"
-    url: str | None = None
-    transport: str = "auto"
-    headers: tuple = ()
+    http: Any = None
+    """targets.HttpTarget for --url, else None (the command after --)."""
 
 
 @dataclass
@@ -164,8 +163,8 @@ def parse_check(argv: list[str]) -> CheckArgs:
     """Parse `check`'s arguments; raises UsageError."""
     ours, command = split_command(argv)
     args = build_parser().parse_args(ours)
-    url, transport, headers = http_target(args, command)
-    if not command and not url:
+    http = http_target(args, command)
+    if not command and http is None:
         raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py) or --url")
     disabled: frozenset = frozenset()
     if args.rules:
@@ -174,8 +173,7 @@ def parse_check(argv: list[str]) -> CheckArgs:
         except RulesError as exc:
             raise UsageError(str(exc)) from None
     return CheckArgs(command=command, json=args.json, disabled=disabled, timeout=args.timeout, record=args.record,
-                     env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, url=url, transport=transport,
-                     headers=headers)
+                     env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, http=http)
 
 
 class Checker:
@@ -351,14 +349,12 @@ def check_main(argv: list[str]) -> int:
         args = parse_check(argv)
         env = server_env(list(args.env), args.cwd)
         store = open_store(args.record, args.command, args.cwd, protocol=args.protocol,
-                           env_keys=env_keys(list(args.env)), url=args.url, transport=args.transport,
-                           header_names=[name for name, _ in args.headers])
+                           env_keys=env_keys(list(args.env)), http=args.http)
     except (UsageError, RecordingError) as exc:
         return fail(str(exc))
     checker = ProtocolChecker(timeout=args.timeout, disabled=args.disabled)
     sink = CheckingSink(store.writer, checker)
-    wire = Wire(sink, args.command, cwd=args.cwd, env=env, url=args.url, transport=args.transport,
-                headers=args.headers)
+    wire = Wire(sink, args.command, cwd=args.cwd, env=env, http=args.http)
     run = Checker(args, sink, wire)
     try:
         run.run()

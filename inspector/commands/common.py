@@ -134,11 +134,12 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
                         help="an HTTP header for every request to --url (repeatable; never recorded)")
 
 
-def http_target(args: argparse.Namespace, command: list[str]) -> tuple[str | None, str, tuple[tuple[str, str], ...]]:
-    """(url, transport, headers) from --url/--transport/--header, checked against the command; raises UsageError."""
+def http_target(args: argparse.Namespace, command: list[str]):
+    """The HttpTarget of --url/--transport/--header (None without --url), checked against the command; raises
+    UsageError."""
     from urllib.parse import urlsplit
 
-    from ..targets import HeaderError, parse_header
+    from ..targets import HeaderError, HttpTarget, parse_header
 
     if args.url and command:
         raise UsageError("give either --url or a server command after --, not both")
@@ -152,4 +153,4 @@ def http_target(args: argparse.Namespace, command: list[str]) -> tuple[str | Non
         headers = tuple(parse_header(item) for item in args.header)
     except HeaderError as exc:
         raise UsageError(str(exc)) from None
-    return args.url, args.transport, headers
+    return HttpTarget(args.url, args.transport, headers) if args.url else None

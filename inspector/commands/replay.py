@@ -106,8 +106,8 @@ def replay_main(argv: list[str]) -> int:
         loaded, warnings = load(args.file)
         if not plan(loaded.records):
             raise UsageError(f"{args.file}: the recording has no client→server traffic to replay")
-        url, transport, headers = http_target(args, command)
-        if url:
+        http = http_target(args, command)
+        if http is not None:
             if args.run_recorded_command:
                 raise UsageError("give either --url or --run-recorded-command, not both")
             recorded_cwd = None
@@ -126,18 +126,17 @@ def replay_main(argv: list[str]) -> int:
     if missing:
         fail(f"warning: the recording was made with -e {', '.join(missing)}; not set here (use -e KEY=VALUE)")
     try:
-        store = open_store(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env), url=url,
-                           transport=transport, header_names=[name for name, _ in headers])
+        store = open_store(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env), http=http)
     except RecordingError as exc:
         return fail(str(exc))
     printer = StepPrinter(enabled=not args.json)
     if not args.json:
         printer.line(terminal_text(f"replaying {args.file} ({len(loaded.records)} records) against: "
-                                   f"{url or shlex.join(command)}"))
+                                   f"{http.url if http else shlex.join(command)}"))
     replayer = Replayer(loaded, command, cwd=cwd, env=env, store=store, timeout=args.timeout, ignore=args.ignore,
                         default_ignores=not args.no_default_ignores,
                         protocol=None if args.protocol == "auto" else parse_protocol(args.protocol).version,
-                        on_step=printer.step, on_stderr=echo_stderr, url=url, transport=transport, headers=headers)
+                        on_step=printer.step, on_stderr=echo_stderr, http=http)
     try:
         report = replayer.run()
     except ReplayError as exc:

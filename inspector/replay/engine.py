@@ -83,9 +83,10 @@ class Replayer:
                  env: dict[str, str] | None = None, store: Sink | None = None, timeout: float = DEFAULT_TIMEOUT,
                  ignore: Iterable[str] = (), default_ignores: bool = True, protocol: str | None = None,
                  on_step: Callable[[Step], None] | None = None, on_stderr: Callable[[str], None] | None = None,
-                 settle: float = 0.5, url: str | None = None, transport: str = "auto", headers: tuple = ()) -> None:
+                 settle: float = 0.5, http=None) -> None:
         self.loaded, self.command, self.cwd, self.env = loaded, list(command), cwd, env
-        self.http = {"url": url, "transport": transport, "headers": tuple(headers)}
+        self.http = http
+        """targets.HttpTarget to replay against instead of the command, or None."""
         self.store, self.timeout, self.protocol, self.settle = store, timeout, protocol, settle
         rules = [p for p, _ in DEFAULT_IGNORES] if default_ignores else []
         self.ignore = [parse_path(p) for p in [*rules, *ignore]]  # bad rules fail here, before anything runs
@@ -135,7 +136,7 @@ class Replayer:
         for ask in segment.asks:
             asks.setdefault(ask.request.get("method"), deque()).append(ask)
         wire = Wire(store, self.command, cwd=self.cwd, env=self.env, on_stderr=self.on_stderr,
-                    answer=lambda msg: self._answer(asks, msg), **self.http)
+                    answer=lambda msg: self._answer(asks, msg), http=self.http)
         spawn_error = ""
         try:
             wire.start()
