@@ -12,23 +12,17 @@ import argparse
 import ipaddress
 import sys
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from . import __version__
-from .commands.common import seconds
+from .commands.common import UsageError, disabled_rules, header_values, protocol_choice, seconds, url_value
 from .config import DEFAULT_TIMEOUT, Config, server_name
-from .eras import ProtocolChoiceError, parse_protocol
-from .targets import HeaderError, parse_header, url_name
+from .targets import url_name
 
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
 # Options that take a value, so the splitter knows to skip it.
 VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout", "--watch", "--watch-glob",
                  "--max-timeout", "--root", "--rules", "--protocol", "--url", "--transport", "--header", "-H",
                  "--config", "--server"}
-
-
-class UsageError(Exception):
-    """A wrong invocation: one line for the user, exit code 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a Claude Desktop, Cursor or VS Code MCP config file: run one of its servers")
     parser.add_argument("--server", metavar="NAME",
                         help="with --config: the server entry to run (default: pick one in the page)")
-    parser.add_argument("--protocol", default="auto", metavar="ERA",
+    parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA",
                         help="auto (default: probe server/discover, fall back to initialize), legacy (initialize), "
                              "modern (2026-07-28, no initialize) or a revision date such as 2025-06-18")
     parser.add_argument("--rules", metavar="FILE",
@@ -134,19 +128,8 @@ def parse_config(argv: list[str]) -> Config:
     for path in args.watch:
         if not Path(args.cwd or ".", path).exists():
             raise UsageError(f"--watch: no such file or folder: {path}")
-    try:
-        protocol = parse_protocol(args.protocol).label
-    except ProtocolChoiceError as exc:
-        raise UsageError(str(exc)) from None
-    disabled: frozenset = frozenset()
-    if args.rules:
-        from .diagnostics.rules import RulesError, load_rules
-
-        try:
-            disabled = frozenset(load_rules(args.rules))
-        except RulesError as exc:
-            raise UsageError(str(exc)) from None
-    headers = _headers(args.header)
+    disabled = disabled_rules(args.rules)
+    headers = header_values(args.header)
     targets = [what for what, given in (("--demo", args.demo), ("--url", args.url), ("--config", args.config),
                                         ("a server command", command)) if given]
     if len(targets) > 1:
@@ -162,7 +145,7 @@ def parse_config(argv: list[str]) -> Config:
     if args.demo:
         command = [sys.executable, "-m", "inspector.demo.server"]
     elif args.url:
-        url = _check_url(args.url)
+        url = url_value(args.url)
         name = url_name(url)
     elif args.config:
         entries, entry = _config_entries(args.config, args.server, dict(env))
@@ -186,22 +169,8 @@ def parse_config(argv: list[str]) -> Config:
                   watch=tuple(str(Path(args.cwd or ".", path).resolve()) for path in args.watch),
                   no_watch=args.no_watch, watch_globs=tuple(args.watch_glob),
                   restart_on_crash=args.restart_on_crash, max_timeout=args.max_timeout,
-                  roots=tuple(args.root), disabled_rules=disabled, protocol=protocol, url=url, transport=transport,
+                  roots=tuple(args.root), disabled_rules=disabled, protocol=args.protocol, url=url, transport=transport,
                   headers=headers, config_file=args.config, config_entries=tuple(entries), entry_name=entry_name)
-
-
-def _headers(items: list[str]) -> tuple[tuple[str, str], ...]:
-    try:
-        return tuple(parse_header(item) for item in items)
-    except HeaderError as exc:
-        raise UsageError(str(exc)) from None
-
-
-def _check_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"--url takes an http:// or https:// URL with a host, got {url!r}")
-    return url
 
 
 def _config_entries(path: str, wanted: str | None, env: dict[str, str]):

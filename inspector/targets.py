@@ -15,8 +15,25 @@ REDACTED = "[REDACTED]"
 HTTP_TRANSPORTS = ("auto", "streamable-http", "sse")
 
 
-class HeaderError(ValueError):
+class TargetError(ValueError):
+    """A --url or --header value that cannot be used; one line for the user."""
+
+
+class HeaderError(TargetError):
     """A --header value that is not `Name: value`."""
+
+
+def check_url(url: str) -> str:
+    """The --url value, if it is http(s) with a host; raises TargetError."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TargetError(f"--url takes an http:// or https:// URL with a host, got {url!r}")
+    return url
+
+
+def parse_headers(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
+    """Every --header value as (name, value); raises HeaderError on the first bad one."""
+    return tuple(parse_header(item) for item in items)
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,6 @@ from typing import Any
 from .. import jsonrpc
 from ..diagnostics import (
     ProtocolChecker,
-    RulesError,
-    load_rules,
     review_tools,
     summarize,
 )
@@ -41,8 +39,9 @@ from .common import (
     add_http_options,
     add_protocol_option,
     add_server_options,
-    http_target,
+    disabled_rules,
     dumps,
+    http_target,
     env_keys,
     fail,
     seconds,
@@ -166,14 +165,8 @@ def parse_check(argv: list[str]) -> CheckArgs:
     http = http_target(args, command)
     if not command and http is None:
         raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py) or --url")
-    disabled: frozenset = frozenset()
-    if args.rules:
-        try:
-            disabled = frozenset(load_rules(args.rules))
-        except RulesError as exc:
-            raise UsageError(str(exc)) from None
-    return CheckArgs(command=command, json=args.json, disabled=disabled, timeout=args.timeout, record=args.record,
-                     env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, http=http)
+    return CheckArgs(command=command, json=args.json, disabled=disabled_rules(args.rules), timeout=args.timeout,
+                     record=args.record, env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, http=http)
 
 
 class Checker:

@@ -137,20 +137,43 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
 def http_target(args: argparse.Namespace, command: list[str]):
     """The HttpTarget of --url/--transport/--header (None without --url), checked against the command; raises
     UsageError."""
-    from urllib.parse import urlsplit
-
-    from ..targets import HeaderError, HttpTarget, parse_header
+    from ..targets import HttpTarget
 
     if args.url and command:
         raise UsageError("give either --url or a server command after --, not both")
     if not args.url and (args.header or args.transport != "auto"):
         raise UsageError("--header and --transport are for servers reached over HTTP (--url)")
-    if args.url:
-        parts = urlsplit(args.url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise UsageError(f"--url takes an http:// or https:// URL with a host, got {args.url!r}")
+    headers = header_values(args.header)
+    return HttpTarget(url_value(args.url), args.transport, headers) if args.url else None
+
+
+def url_value(url: str) -> str:
+    """--url, checked; raises UsageError."""
+    from ..targets import TargetError, check_url
+
     try:
-        headers = tuple(parse_header(item) for item in args.header)
-    except HeaderError as exc:
+        return check_url(url)
+    except TargetError as exc:
         raise UsageError(str(exc)) from None
-    return HttpTarget(args.url, args.transport, headers) if args.url else None
+
+
+def header_values(items: list[str]) -> tuple[tuple[str, str], ...]:
+    """The --header values as (name, value); raises UsageError."""
+    from ..targets import TargetError, parse_headers
+
+    try:
+        return parse_headers(items)
+    except TargetError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def disabled_rules(path: str | None) -> frozenset:
+    """The rule ids a --rules FILE switches off (none without one); raises UsageError."""
+    if not path:
+        return frozenset()
+    from ..diagnostics.rules import RulesError, load_rules
+
+    try:
+        return frozenset(load_rules(path))
+    except RulesError as exc:
+        raise UsageError(str(exc)) from None
