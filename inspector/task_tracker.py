@@ -14,6 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from .session import Call
 from .tasks import augment_call_params, task_from_result, task_from_status_notification, task_request
 
 STATUS_NOTIFICATIONS = ("notifications/tasks/status", "notifications/tasks")
@@ -77,24 +78,12 @@ class TrackedTask:
 
 
 @dataclass
-class TaskCall:
-    """A task-augmented tools/call sent from the tool form."""
+class TaskCall(Call):
+    """A task-augmented tools/call sent from the tool form: a Call whose `state` may also be "task" (answered
+    with a task, found under `task_key`)."""
 
-    id: int
-    tool: str
-    arguments: Any
-    ttl: int
-    started: float
-    state: str = "pending"
-    """pending, task (answered with a task), result (answered plainly), error (JSON-RPC error), failed."""
-    result: Any = None
-    error: dict | None = None
-    message: str = ""
-    request_seq: int = 0
-    response_seq: int | None = None
-    elapsed_ms: float | None = None
+    ttl: int = 0
     task_key: int | None = None
-    done: threading.Event = field(default_factory=threading.Event)
 
 
 class TaskTracker:
