@@ -781,7 +781,7 @@ class Session:
 
     def _on_exit(self, process: StdioProcess, info: ExitInfo) -> None:
         detail: dict[str, Any] = {"code": info.code, "signal": info.signal, "stderr_tail": info.stderr_tail}
-        if getattr(info, "reason", ""):
+        if info.reason:
             detail["reason"] = info.reason
         self.event("exit", detail)
         by_itself = False
@@ -792,7 +792,7 @@ class Session:
                     self.server.state = "exited"
                 self.server.exit = info
         tail = "\n".join(info.stderr_tail[-5:])
-        said = info.describe() if getattr(info, "reason", "") else f"the server {info.describe()}"
+        said = info.reason or f"the server {info.describe()}"
         self._fail_pending(RequestFailed(said + (f"; last stderr:\n{tail}" if tail else ""), reason="exited"))
         self.store.signal("server")
         for hook in self.on_exit_hooks:
@@ -899,8 +899,12 @@ class Session:
 
     def event(self, name: str, detail: dict) -> Record:
         """Record a lifecycle event in the timeline."""
+        return self.store.add(Record(EVENT, event=name, detail=detail))
+
+    def _on_transport_event(self, name: str, detail: dict) -> None:
+        """What the HTTP transport reports: recorded; a 401 is also kept for the Server panel to explain."""
+        self.event(name, detail)
         if name == "transport-error" and detail.get("kind") == "auth":
             self.auth_needed = {"www_authenticate": detail.get("www_authenticate")}
             self.store.signal("server")
-        return self.store.add(Record(EVENT, event=name, detail=detail))
 

@@ -124,7 +124,7 @@ def session_connector(url: str, transport: str, refuse_ports: Callable[[], Itera
 
         connection = http_connection(
             url, transport=transport, headers=session.http_headers, on_message=session._on_stdout,
-            on_event=lambda name, detail: session.event(name, detail), on_send_failed=session._on_send_failed,
+            on_event=session._on_transport_event, on_send_failed=session._on_send_failed,
             on_exit=on_exit, on_session_expired=session._on_session_expired, refuse_ports=refuse_ports())
         holder["connection"] = connection
         return connection
