@@ -104,6 +104,15 @@ class Call:
     """Modern era: the server asked for input (sampling, elicitation); the call waits for the Asks panel."""
     done: threading.Event = field(default_factory=threading.Event)
     """Set once the call has its final state."""
+    version: int = 0
+    """Counts the changes the page shows (progress, waiting for input, the final state)."""
+    changed: threading.Condition = field(default_factory=threading.Condition, repr=False)
+    """Notified with each change: a long poll waits on it."""
+
+    def wait_change(self, seen: int | None, timeout: float) -> None:
+        """Until the call is done, or (given the version the page shows) it changed since; at most timeout s."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.done.is_set() or (seen is not None and self.version != seen), timeout)
 
 
 @dataclass
@@ -399,7 +408,7 @@ class Session:
             else:
                 call.state, call.result = "result", (pending.response or {}).get("result")
             call.done.set()
-            self.store.signal(f"call:{call.id}")
+            self._call_changed(call)
 
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
@@ -444,6 +453,13 @@ class Session:
             pending = self._pending.get(call.pending.id) if call.pending else None
             if pending is not None:  # progress resets the timeout, up to the maximum
                 pending.deadline = min(time.monotonic() + pending.timeout, pending.hard_deadline)
+        self._call_changed(call)
+
+    def _call_changed(self, call: Call) -> None:
+        """Wake the call's long polls and its websocket viewers: what the page shows of it changed."""
+        with call.changed:
+            call.version += 1
+            call.changed.notify_all()
         self.store.signal(f"call:{call.id}")
 
     def tool(self, name: str) -> dict | None:
@@ -832,13 +848,18 @@ class Session:
         with self._lock:
             self.rounds.append(round_)
             del self.rounds[:-200]
+        call = pending.call
+        if call is not None and people:
+            # Before the asks appear: whoever sees the question should already see the call waiting for it.
+            call.waiting_input = True
+            self._call_changed(call)
         if people and not (self.on_input_required is not None and self.on_input_required(round_)):
             with self._lock:
                 round_.state = "abandoned"
+            if call is not None:
+                call.waiting_input = False
+                self._call_changed(call)
             return False
-        if pending.call is not None:
-            pending.call.waiting_input = True
-            self.store.signal(f"call:{pending.call.id}")
         if not people:
             self._retry(round_)
         return True
@@ -874,7 +895,7 @@ class Session:
             pending.call.waiting_input = False
         self._send_pending(pending, follows=round_.response_seq or None)
         if pending.call is not None:
-            self.store.signal(f"call:{pending.call.id}")
+            self._call_changed(pending.call)
 
     def _fail_pending(self, failure: RequestFailed) -> None:
         with self._lock:

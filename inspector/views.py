@@ -129,7 +129,8 @@ def register(app: Flask) -> None:
         # websocket pushed first with an older "pending".
         wait = min(max(request.args.get("wait", 0, type=float), 0.0), 60.0)
         if wait:
-            call.done.wait(wait)
+            # With ?v= (the version the page shows) any newer state answers; a later poll follows while pending.
+            call.wait_change(request.args.get("v", None, type=int), wait)
         html = render_template("partials/_call.html", call=call, poll=call.state == "pending")
         if call.state != "pending":  # the tool's history gains this call too (an htmx 4 partial beside the main swap)
             html += render_template("partials/_push.html", target=f"#history-{slug(call.tool)}", swap="outerHTML",

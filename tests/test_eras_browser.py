@@ -95,7 +95,8 @@ def test_elicitation_form_in_the_asks_panel(page, inspector):
     assert "How would you like your teapot?" in form.inner_text()
     if inspector.extra["era"] == "modern":
         assert "input_required" in form.locator(".ask-head").inner_text()
-        assert "Waiting for your answer in the Asks panel" in call.inner_text()
+        # The call and the Asks panel are two regions pushed one after the other: wait for the call's words.
+        call.get_by_text("Waiting for your answer in the Asks panel").wait_for(timeout=5000)
     form.locator('[name="f:/quantity"]').fill("3")
     form.locator('[name="set:/gift_wrap"]').select_option("true")
     form.locator('[name="f:/colour"]').select_option(label="Ocean blue")

@@ -318,3 +318,20 @@ def test_large_form_arguments_get_through_intact(inspector_factory):
                                   if r.get("kind") == "message" and r["msg"].get("method") == "tools/call"), None),
                     10, message="the call was sent")
     assert sent == {"text": text}
+
+
+def test_a_pending_calls_long_poll_answers_each_change_not_only_the_end(inspector_factory):
+    """The page long-polls a pending call with the version it shows: progress answers the poll at once (still
+    pending, with the next poll), so a stale "pending" can never stay on the page until the call ends."""
+    inspector = inspector_factory(fixture_command("fake_server", "ok"))
+    wait_handshake(inspector)
+    wait_for(lambda: inspector.post("/tools/slow/call", {"arguments": '{"seconds": 8}'})[0] == 200, 10,
+             message="the slow tool listed")
+    status, _, body = inspector.request("GET", "/calls/1?wait=20&v=0")
+    html = body.decode()
+    assert status == 200 and "state-pending" in html, html
+    version = int(re.search(r'data-poll="/calls/1\?wait=25&amp;v=(\d+)"', html).group(1))
+    assert version > 0
+    _, _, again = inspector.request("GET", f"/calls/1?wait=20&v={version}")
+    assert "state-pending" in again.decode()
+    assert int(re.search(r"v=(\d+)", again.decode()).group(1)) > version
