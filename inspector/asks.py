@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import jsonrpc
+from inspector.protocol import jsonrpc
 
 ASKED = ("sampling/createMessage", "elicitation/create")
 USER_REJECTED = -1  # the code both SDKs use for a sampling request the user declined

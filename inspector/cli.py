@@ -13,10 +13,10 @@ import ipaddress
 import sys
 from pathlib import Path
 
-from . import __version__
-from .commands.common import UsageError, disabled_rules, header_values, protocol_choice, seconds, url_value
-from .config import DEFAULT_TIMEOUT, Config, server_name
-from .targets import url_name
+from inspector import __version__
+from inspector.commands.common import UsageError, disabled_rules, header_values, protocol_choice, seconds, url_value
+from inspector.config import DEFAULT_TIMEOUT, Config, server_name
+from inspector.targets import url_name
 
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
 # Options that take a value, so the splitter knows to skip it.
@@ -175,7 +175,7 @@ def parse_config(argv: list[str]) -> Config:
 
 def _config_entries(path: str, wanted: str | None, env: dict[str, str]):
     """(every entry of the file, the one to run now or None to let the page pick); raises UsageError."""
-    from .server_config import ConfigError, load_config_file, pick
+    from inspector.server_config import ConfigError, load_config_file, pick
 
     try:
         entries = load_config_file(path)
@@ -232,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     subcommand = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     if subcommand in ("call", "replay", "export", "check"):
-        from .commands import run_subcommand  # headless: never imports Flask, so `call` starts fast
+        from inspector.commands import run_subcommand  # headless: never imports Flask, so `call` starts fast
 
         return run_subcommand(subcommand, argv[1:])
     try:
@@ -245,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"mcp-inspect: {exc}", file=sys.stderr)
         return 2
-    from . import runner  # imported late: --help and usage errors stay fast
+    from inspector import runner  # imported late: --help and usage errors stay fast
 
     return runner.run_view(config) if config.view else runner.run(config)
 

@@ -77,7 +77,7 @@ class Config:
     def target(self) -> dict:
         """What the recording's header says was asked for."""
         if self.url:
-            from .targets import HttpTarget
+            from inspector.targets import HttpTarget
 
             target = HttpTarget(self.url, self.transport, self.headers).recorded()
         else:

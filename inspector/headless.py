@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import __version__, eras, jsonrpc
-from .recording import RecordingWriter, header
-from .records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_line
-from .transport.stdio import ExitInfo, SpawnError, StdioProcess
+from inspector import __version__
+from inspector.protocol import eras, jsonrpc
+from inspector.recording.files import RecordingWriter, header
+from inspector.protocol.records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_line
+from inspector.transport.stdio import ExitInfo, SpawnError, StdioProcess
 
 # The handshake the page's Session sends (a test checks they agree). Not imported from session.py: that would pull
 # the page's timeline store into a command that must start fast.
@@ -28,7 +29,7 @@ PROTOCOL_VERSION = "2025-11-25"
 CLIENT_NAME = "mcp-inspect"
 
 if TYPE_CHECKING:  # only for annotations: httpx and the targets stay unloaded for stdio runs
-    from .targets import HttpTarget
+    from inspector.targets import HttpTarget
 
 __all__ = ["Answer", "Exchange", "NoAnswer", "Sink", "SpawnError", "Wire", "close_store", "initialize_params",
            "open_store"]
@@ -139,7 +140,7 @@ class Wire:
         return pid
 
     def _connect_http(self, http: "HttpTarget") -> int:
-        from .targets import http_connection  # httpx only for HTTP targets: `call` over stdio stays light
+        from inspector.targets import http_connection  # httpx only for HTTP targets: `call` over stdio stays light
 
         connection = http_connection(http.url, transport=http.transport, headers=http.headers,
                                      on_message=self._on_stdout, on_event=self._event,

@@ -8,9 +8,9 @@ import queue
 import threading
 import time
 
-from .diagnostics.protocol import ProtocolChecker
-from .records import EVENT, Record
-from .store import Store
+from inspector.protocol.diagnostics.protocol import ProtocolChecker
+from inspector.protocol.records import EVENT, Record
+from inspector.recording.store import Store
 
 TICK_SECONDS = 1.0
 

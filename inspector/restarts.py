@@ -10,10 +10,10 @@ from __future__ import annotations
 import threading
 import time
 
-from .diff import diff_servers, schema_still_fits
-from .reload import CrashLoop
-from .session import Session
-from .transport.stdio import ExitInfo
+from inspector.protocol.diff import diff_servers, schema_still_fits
+from inspector.reload import CrashLoop
+from inspector.session import Session
+from inspector.transport.stdio import ExitInfo
 
 RESTART_STDIN_GRACE = 0.3
 LIST_CHANGED_QUIET = 0.3

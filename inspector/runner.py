@@ -14,18 +14,18 @@ from pathlib import Path
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
-from . import __version__
-from .config import DEFAULT_PORT, Config
-from .recording import RecordingError, RecordingWriter, default_path, ensure_folder, header
-from .records import EVENT, Record
-from .reload import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
-from .asks import Asks
-from .problems import Problems
-from .restarts import Restarter
-from .targets import session_connector
-from .session import Session
-from .store import Store
-from .transport.stdio import SpawnError, resolve_command
+from inspector import __version__
+from inspector.config import DEFAULT_PORT, Config
+from inspector.recording.files import RecordingError, RecordingWriter, default_path, ensure_folder, header
+from inspector.protocol.records import EVENT, Record
+from inspector.reload import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
+from inspector.asks import Asks
+from inspector.problems import Problems
+from inspector.restarts import Restarter
+from inspector.targets import session_connector
+from inspector.session import Session
+from inspector.recording.store import Store
+from inspector.transport.stdio import SpawnError, resolve_command
 
 PORT_SEARCH = 100
 
@@ -109,7 +109,7 @@ def has_display() -> bool:
 
 def run(config: Config) -> int:
     """Start everything and serve until SIGINT/SIGTERM; returns the process exit code."""
-    from .app import create_app  # Flask is imported only when the page is really served
+    from inspector.web.app import create_app  # Flask is imported only when the page is really served
 
     try:
         if config.command:
@@ -186,8 +186,8 @@ def serve_until_stopped(server: BaseWSGIServer, config: Config, token: str, on_r
 
 def run_view(config: Config) -> int:
     """`mcp-inspect view FILE`: the recording's timeline in the page, read-only; nothing is run or sent."""
-    from .app import create_app
-    from .viewer import RecordedSession
+    from inspector.web.app import create_app
+    from inspector.recording.viewer import RecordedSession
 
     try:
         recording = RecordingWriter.open_existing(config.view)

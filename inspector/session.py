@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from . import eras, jsonrpc
-from .records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_message
-from .store import Store
-from .transport.stdio import ExitInfo, SpawnError, StdioProcess
+from inspector.protocol import eras, jsonrpc
+from inspector.protocol.records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_message
+from inspector.recording.store import Store
+from inspector.transport.stdio import ExitInfo, SpawnError, StdioProcess
 
 PROTOCOL_VERSION = eras.LEGACY_VERSION
 CLIENT_INFO = {"name": "mcp-inspect", "version": ""}

@@ -106,7 +106,7 @@ def http_connection(url: str, *, transport: str, headers: Iterable[tuple[str, st
                     on_send_failed: Callable[[Any, str], None], on_exit: Callable[[Any], None],
                     on_session_expired: Callable[[], None] | None = None, refuse_ports: Iterable[int] = ()):
     """An HttpConnection (imported here, late: stdio-only runs never load httpx)."""
-    from .transport.http import HttpConnection
+    from inspector.transport.http import HttpConnection
 
     return HttpConnection(url, headers=dict(headers), transport=transport, on_message=on_message,
                           on_event=on_event, on_send_failed=on_send_failed, on_exit=on_exit,

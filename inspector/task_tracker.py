@@ -14,8 +14,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from .session import Call
-from .tasks import augment_call_params, task_from_result, task_from_status_notification, task_request
+from inspector.session import Call
+from inspector.protocol.tasks import augment_call_params, task_from_result, task_from_status_notification, task_request
 
 STATUS_NOTIFICATIONS = ("notifications/tasks/status", "notifications/tasks")
 """The 2025-11-25 (and our reading of the extension's) status notification, and the ext-tasks draft's name."""

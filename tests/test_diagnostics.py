@@ -6,16 +6,9 @@ import json
 
 import pytest
 
-from inspector.diagnostics import (
-    RULES,
-    ProtocolChecker,
-    RulesError,
-    load_rules,
-    review_tools,
-    summarize,
-)
-from inspector.diagnostics.results import is_base64, result_problems
-from inspector.records import Record
+from inspector.protocol.diagnostics import RULES, ProtocolChecker, RulesError, load_rules, review_tools, summarize
+from inspector.protocol.diagnostics.results import is_base64, result_problems
+from inspector.protocol.records import Record
 
 CAPS = {"tools": {}}
 

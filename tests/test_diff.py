@@ -9,15 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from inspector.diff import (
-    ABSENT,
-    Change,
-    diff_servers,
-    diff_values,
-    item_keys,
-    schema_still_fits,
-    text_diff,
-)
+from inspector.protocol.diff import ABSENT, Change, diff_servers, diff_values, item_keys, schema_still_fits, text_diff
 
 
 def tool(name: str = "word_count", description: str = "Count the words in a text.", **extra) -> dict:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from inspector import eras
-from inspector.roots import parse_roots, roots_text
+from inspector.protocol import eras
+from inspector.protocol.roots import parse_roots, roots_text
 
 
 @pytest.mark.parametrize("text, era, version, label", [
@@ -117,7 +117,7 @@ def test_roots_text_round_trip_and_problems():
 
 
 def test_an_input_required_answer_is_not_judged_as_the_tools_result():
-    from inspector.diagnostics.results import result_problems
+    from inspector.protocol.diagnostics.results import result_problems
 
     tool = {"name": "t", "inputSchema": {"type": "object"},
             "outputSchema": {"type": "object", "properties": {"result": {"type": "string"}}}}

@@ -249,7 +249,7 @@ def test_a_viewed_recording_shows_http_exchanges_chains_and_error_words(inspecto
                                          ({"method": "POST", "url": "http://h/mcp"}, "HTTP POST http://h/mcp"),
                                          ({"note": "not POSTed", "method": None, "headers": {}}, "HTTP")])
 def test_http_view(http, title):
-    from inspector.present import http_view
+    from inspector.web.present import http_view
 
     view = http_view(http)
     assert view["title"] == title

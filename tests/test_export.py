@@ -15,7 +15,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from conftest import ROOT, read_records
-from inspector.redact import REDACTED, Finding, Rules, base64_cores, redact_argv, redact_text, redact_value
+from inspector.protocol.redact import REDACTED, Finding, Rules, base64_cores, redact_argv, redact_text, redact_value
 
 PY = sys.executable
 

@@ -21,12 +21,7 @@ import httpx
 import pytest
 from conftest import free_port, start_http_fixture, stop_process_group
 
-from inspector.transport.http import (
-    AUTH_HINT,
-    ConnectError,
-    HttpConnection,
-    header_value,
-)
+from inspector.transport.http import AUTH_HINT, ConnectError, HttpConnection, header_value
 from inspector.transport.stdio import SpawnError
 
 pytestmark = pytest.mark.timeout(60)

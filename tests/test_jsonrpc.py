@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from inspector import jsonrpc
-from inspector.jsonrpc import BATCH, ERROR, INVALID, NOTIFICATION, REQUEST, RESPONSE
+from inspector.protocol import jsonrpc
+from inspector.protocol.jsonrpc import BATCH, ERROR, INVALID, NOTIFICATION, REQUEST, RESPONSE
 
 REQ = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 NOTE = {"jsonrpc": "2.0", "method": "notifications/initialized"}

@@ -10,8 +10,8 @@ from urllib.parse import quote
 import pytest
 
 from conftest import fixture_command, records_in, start_inspector, wait_for
-from inspector import content
-from inspector.panels import MAX_RESULTS, MAX_UPDATES, PanelState
+from inspector.protocol import content
+from inspector.web.views.panels import MAX_RESULTS, MAX_UPDATES, PanelState
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8).decode()
 
@@ -494,8 +494,8 @@ def test_templates_alone(tmp_path):
     from flask import Flask, render_template
 
     from conftest import ROOT
-    from inspector import panels
-    from inspector.present import register_filters
+    from inspector.web.views import panels
+    from inspector.web.present import register_filters
     from inspector.session import ServerState
 
     class Stub:

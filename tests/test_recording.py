@@ -12,10 +12,14 @@ import uuid
 import pytest
 
 from conftest import read_records, wait_for
-from inspector import __version__, jsonrpc, recording
-from inspector.recording import (FORMAT, REDACTED, VERSION, RecordingError, RecordingWriter, default_path,
-                                 ensure_folder, header, read_recording, safe_name)
-from inspector.records import EVENT, FROM_SERVER, MESSAGE, STDERR, TO_SERVER, Record
+from inspector import __version__
+from inspector.protocol import jsonrpc
+from inspector.recording import files as recording
+from inspector.recording.files import (
+    FORMAT, REDACTED, VERSION, RecordingError, RecordingWriter, default_path, ensure_folder, header,
+    read_recording, safe_name,
+)
+from inspector.protocol.records import EVENT, FROM_SERVER, MESSAGE, STDERR, TO_SERVER, Record
 
 TARGET = {"transport": "stdio", "command": ["python", "server.py"], "cwd": "/srv"}
 

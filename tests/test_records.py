@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector import jsonrpc
-from inspector.records import (EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Pairer, Record, RecordError,
-                               from_dict, message_kind)
+from inspector.protocol import jsonrpc
+from inspector.protocol.records import (
+    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Pairer, Record, RecordError, from_dict, message_kind,
+)
 
 ROUND_TRIP = [
     Record(MESSAGE, seq=1, t=1764497523.121, dir=TO_SERVER, msg=jsonrpc.request(1, "initialize", {"a": [1, None]})),

@@ -10,13 +10,7 @@ from pathlib import Path
 import pytest
 
 from inspector.reload import (
-    DEFAULT_GLOBS,
-    CrashLoop,
-    Watcher,
-    WatchSpec,
-    default_watch,
-    is_relevant,
-    is_relevant_folder,
+    DEFAULT_GLOBS, CrashLoop, Watcher, WatchSpec, default_watch, is_relevant, is_relevant_folder,
 )
 
 QUIET = 0.15  # the tests' debounce; liveness waits below are many times this

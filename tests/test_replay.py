@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT, fixture_command, records_in, start_inspector, wait_for
-from inspector.records import Record
-from inspector.replay import ABSENT, DEFAULT_IGNORES, Difference, compare, plan
+from inspector.protocol.records import Record
+from inspector.recording.replay import ABSENT, DEFAULT_IGNORES, Difference, compare, plan
 
 PY = sys.executable
 ECHO_LINE = '            return {"content": [{"type": "text", "text": json.dumps(args)}]}\n'
@@ -352,8 +352,8 @@ def test_hand_made_lines_go_out_verbatim_and_cancellations_follow_the_new_ids(tm
 
 def test_the_replayer_runs_in_process_with_progress_and_its_own_sink(recorded):
     from inspector.headless import Sink
-    from inspector.recording import RecordingWriter, read_recording
-    from inspector.replay import Replayer
+    from inspector.recording.files import RecordingWriter, read_recording
+    from inspector.recording.replay import Replayer
 
     recording, server = recorded
     seen = []

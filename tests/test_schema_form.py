@@ -17,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.schema_form import (INDEX, MISSING, Field, arguments_from_form, build_form, default_pairs,
-                                   form_from_arguments, validate)
+from inspector.protocol.schema_form import (
+    INDEX, MISSING, Field, arguments_from_form, build_form, default_pairs, form_from_arguments, validate,
+)
 
 
 def find(field: Field, key: str) -> Field:

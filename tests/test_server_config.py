@@ -12,13 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inspector.server_config import (
-    ConfigError,
-    ServerEntry,
-    load_config_file,
-    parse_config,
-    parse_env_file,
-    pick,
-    server_entry_snippet,
+    ConfigError, ServerEntry, load_config_file, parse_config, parse_env_file, pick, server_entry_snippet,
 )
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import fixture_command, process_group_alive, read_records, wait_for
-from inspector.recording import RecordingWriter, read_recording
+from inspector.recording.files import RecordingWriter, read_recording
 from inspector.session import RequestFailed, Session
-from inspector.store import Store
+from inspector.recording.store import Store
 
 
 def make_session(tmp_path: Path, argv: list[str], *, timeout: float = 30.0, env: dict | None = None,
@@ -220,7 +220,7 @@ def test_timeout_sends_cancelled_and_flags_a_late_answer(run_session, tmp_path):
 
 
 def store_filters():
-    from inspector.store import Filters
+    from inspector.recording.store import Filters
 
     return Filters()
 

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from inspector import jsonrpc
-from inspector.recording import RecordingWriter, read_recording
-from inspector.records import EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Record
-from inspector.store import Filters, Store
+from inspector.protocol import jsonrpc
+from inspector.recording.files import RecordingWriter, read_recording
+from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Record
+from inspector.recording.store import Filters, Store
 
 
 @pytest.fixture

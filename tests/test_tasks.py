@@ -8,15 +8,9 @@ import pytest
 
 from conftest import fixture_command
 from line_client import LineClient as Wire
-from inspector.tasks import (
-    TASK_EXTENSION,
-    TaskView,
-    augment_call_params,
-    task_controls,
-    task_from_result,
-    task_from_status_notification,
-    task_request,
-    tool_task_support,
+from inspector.protocol.tasks import (
+    TASK_EXTENSION, TaskView, augment_call_params, task_controls, task_from_result, task_from_status_notification,
+    task_request, tool_task_support,
 )
 
 MODERN = "2026-07-28"

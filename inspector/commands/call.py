@@ -14,12 +14,14 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from ..config import DEFAULT_TIMEOUT
-from ..eras import explain_error
-from ..headless import ConnectFailed, NoAnswer, SpawnError, Wire, close_store, connect, open_store
-from ..recording import RecordingError
-from .common import (Parser, UsageError, add_http_options, add_protocol_option, add_server_options, http_target, dumps, echo_stderr, env_keys, fail, seconds,
-                     server_env, split_command, write_stdout)
+from inspector.config import DEFAULT_TIMEOUT
+from inspector.protocol.eras import explain_error
+from inspector.headless import ConnectFailed, NoAnswer, SpawnError, Wire, close_store, connect, open_store
+from inspector.recording.files import RecordingError
+from inspector.commands.common import (
+    Parser, UsageError, add_http_options, add_protocol_option, add_server_options, http_target, dumps, echo_stderr,
+    env_keys, fail, seconds, server_env, split_command, write_stdout,
+)
 
 # Shorthand option → the method it implies.
 SHORTHANDS = {"tool": "tools/call", "uri": "resources/read", "prompt": "prompts/get"}

@@ -13,42 +13,16 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import jsonrpc
-from ..diagnostics import (
-    ProtocolChecker,
-    review_tools,
-    summarize,
-)
-from ..diagnostics.rules import Advice, Warning, advice, warning
-from ..eras import with_meta
-from ..headless import (
-    ConnectFailed,
-    NoAnswer,
-    Sink,
-    SpawnError,
-    Wire,
-    close_store,
-    connect,
-    open_store,
-)
-from ..recording import RecordingError
-from ..records import EVENT, MESSAGE, TO_SERVER, Record
-from .common import (
-    Parser,
-    UsageError,
-    add_http_options,
-    add_protocol_option,
-    add_server_options,
-    disabled_rules,
-    dumps,
-    http_target,
-    env_keys,
-    fail,
-    seconds,
-    server_env,
-    split_command,
-    terminal_text,
-    write_stdout,
+from inspector.protocol import jsonrpc
+from inspector.protocol.diagnostics import ProtocolChecker, review_tools, summarize
+from inspector.protocol.diagnostics.rules import Advice, Warning, advice, warning
+from inspector.protocol.eras import with_meta
+from inspector.headless import ConnectFailed, NoAnswer, Sink, SpawnError, Wire, close_store, connect, open_store
+from inspector.recording.files import RecordingError
+from inspector.protocol.records import EVENT, MESSAGE, TO_SERVER, Record
+from inspector.commands.common import (
+    Parser, UsageError, add_http_options, add_protocol_option, add_server_options, disabled_rules, dumps,
+    http_target, env_keys, fail, seconds, server_env, split_command, terminal_text, write_stdout,
 )
 
 DEFAULT_CHECK_TIMEOUT = 10.0

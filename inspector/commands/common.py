@@ -117,7 +117,7 @@ def add_protocol_option(parser: argparse.ArgumentParser) -> None:
 
 def protocol_choice(text: str) -> str:
     """A --protocol value, checked, for argparse."""
-    from ..eras import ProtocolChoiceError, parse_protocol
+    from inspector.protocol.eras import ProtocolChoiceError, parse_protocol
 
     try:
         return parse_protocol(text).label
@@ -137,7 +137,7 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
 def http_target(args: argparse.Namespace, command: list[str]):
     """The HttpTarget of --url/--transport/--header (None without --url), checked against the command; raises
     UsageError."""
-    from ..targets import HttpTarget
+    from inspector.targets import HttpTarget
 
     if args.url and command:
         raise UsageError("give either --url or a server command after --, not both")
@@ -149,7 +149,7 @@ def http_target(args: argparse.Namespace, command: list[str]):
 
 def url_value(url: str) -> str:
     """--url, checked; raises UsageError."""
-    from ..targets import TargetError, check_url
+    from inspector.targets import TargetError, check_url
 
     try:
         return check_url(url)
@@ -159,7 +159,7 @@ def url_value(url: str) -> str:
 
 def header_values(items: list[str]) -> tuple[tuple[str, str], ...]:
     """The --header values as (name, value); raises UsageError."""
-    from ..targets import TargetError, parse_headers
+    from inspector.targets import TargetError, parse_headers
 
     try:
         return parse_headers(items)
@@ -171,7 +171,7 @@ def disabled_rules(path: str | None) -> frozenset:
     """The rule ids a --rules FILE switches off (none without one); raises UsageError."""
     if not path:
         return frozenset()
-    from ..diagnostics.rules import RulesError, load_rules
+    from inspector.protocol.diagnostics.rules import RulesError, load_rules
 
     try:
         return frozenset(load_rules(path))

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from .. import jsonrpc
-from ..recording import REDACTED, RecordingError, RecordingWriter, read_recording
-from ..records import Record
-from ..redact import Finding, Rules, redact_argv, redact_value, secrets_under_keys
-from .common import Parser, UsageError, fail
+from inspector.protocol import jsonrpc
+from inspector.recording.files import REDACTED, RecordingError, RecordingWriter, read_recording
+from inspector.protocol.records import Record
+from inspector.protocol.redact import Finding, Rules, redact_argv, redact_value, secrets_under_keys
+from inspector.commands.common import Parser, UsageError, fail
 
 EPILOG = """\
 always masked: env values and auth headers (already "[REDACTED]" in recordings), values under keys such as

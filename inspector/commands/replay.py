@@ -13,14 +13,18 @@ import sys
 import threading
 from typing import Any
 
-from ..config import DEFAULT_TIMEOUT
-from ..eras import parse_protocol
-from ..headless import close_store, open_store
-from ..recording import Loaded, RecordingError, read_recording
-from ..records import FROM_SERVER
-from ..replay import ABSENT, DEFAULT_IGNORES, SAME, Replayer, ReplayError, ReplayReport, Step, parse_path, plan
-from .common import (Parser, UsageError, add_http_options, add_server_options, http_target, dumps, protocol_choice, echo_stderr, env_keys, fail, seconds,
-                     server_env, split_command, terminal_text, write_stdout)
+from inspector.config import DEFAULT_TIMEOUT
+from inspector.protocol.eras import parse_protocol
+from inspector.headless import close_store, open_store
+from inspector.recording.files import Loaded, RecordingError, read_recording
+from inspector.protocol.records import FROM_SERVER
+from inspector.recording.replay import (
+    ABSENT, DEFAULT_IGNORES, SAME, Replayer, ReplayError, ReplayReport, Step, parse_path, plan,
+)
+from inspector.commands.common import (
+    Parser, UsageError, add_http_options, add_server_options, http_target, dumps, protocol_choice, echo_stderr,
+    env_keys, fail, seconds, server_env, split_command, terminal_text, write_stdout,
+)
 
 VALUE_CHARS = 300  # a diff line shows this much of each value; --json has them whole
 

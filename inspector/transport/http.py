@@ -48,8 +48,8 @@ from typing import Any
 import httpcore
 import httpx
 
-from .sse import SseEvent, SseParser
-from .stdio import ExitInfo, SpawnError
+from inspector.transport.sse import SseEvent, SseParser
+from inspector.transport.stdio import ExitInfo, SpawnError
 
 MODERN_ERA = "2026-07-28"
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"

@@ -9,14 +9,14 @@ import time
 
 from flask import Flask, Response, abort, current_app, render_template, request
 
-from . import share_views, tool_views
-from .present import pretty, slug
-from . import schema_form
-from .asks import USER_REJECTED
-from .diagnostics.review import review_tools
-from .roots import parse_roots, roots_text
-from .targets import headers_text, parse_headers_text
-from .store import LOG_LEVELS, Filters
+from inspector.web.views import share as share_views, tools as tool_views
+from inspector.web.present import pretty, slug
+from inspector.protocol import schema_form
+from inspector.asks import USER_REJECTED
+from inspector.protocol.diagnostics.review import review_tools
+from inspector.protocol.roots import parse_roots, roots_text
+from inspector.targets import headers_text, parse_headers_text
+from inspector.recording.store import LOG_LEVELS, Filters
 
 ERROR_MESSAGES = {
     404: "not found",

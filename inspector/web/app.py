@@ -6,10 +6,11 @@ from pathlib import Path
 
 from flask import Flask
 
-from . import panels, security, task_views, views
-from . import config_views
-from .live import register_live
-from .present import register_filters
+from inspector.web.views import panels, tasks as task_views, timeline as views
+from inspector.web import security
+from inspector.web.views import config as config_views
+from inspector.web.live import register_live
+from inspector.web.present import register_filters
 
 WEB_IN_PACKAGE = Path(__file__).resolve().parent / "_web"
 WEB_IN_SOURCE = Path(__file__).resolve().parent.parent

@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 
 from flask import Flask, Response, abort, current_app, render_template, request
 
-from .commands.call import copy_as_command
-from .commands.common import UsageError
-from .targets import HttpTarget
-from .commands.export import parse_selection, redact_recording
-from .recording import RecordingError, read_recording
-from .redact import Rules
+from inspector.commands.call import copy_as_command
+from inspector.commands.common import UsageError
+from inspector.targets import HttpTarget
+from inspector.commands.export import parse_selection, redact_recording
+from inspector.recording.files import RecordingError, read_recording
+from inspector.protocol.redact import Rules
 
 VIEWER_START_SECONDS = 20
 _viewers: list[subprocess.Popen] = []
@@ -209,7 +209,7 @@ def _current_header(store) -> dict | None:
 
 def _run_replay(services: dict, run: ReplayRun, loaded) -> None:
     """Restart-and-replay on a thread: stop this server, replay against a fresh one, then start it again."""
-    from .replay import Replayer, ReplayError  # loaded only when a replay runs
+    from inspector.recording.replay import Replayer, ReplayError  # loaded only when a replay runs
 
     session, store = services["session"], services["store"]
 

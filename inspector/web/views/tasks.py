@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from flask import Blueprint, Response, abort, current_app, render_template, request
 
-from . import content
-from .task_tracker import DEFAULT_TTL_MS, TaskTracker
-from .tasks import TASK_EXTENSION, task_controls, tool_task_support
+from inspector.protocol import content
+from inspector.task_tracker import DEFAULT_TTL_MS, TaskTracker
+from inspector.protocol.tasks import TASK_EXTENSION, task_controls, tool_task_support
 
 bp = Blueprint("tasks", __name__)
 

@@ -17,8 +17,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from . import eras
-from .diff import text_diff
+from inspector.protocol import eras
+from inspector.protocol.diff import text_diff
 
 PRETTY_LIMIT = 256 * 1024
 RASTER_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")

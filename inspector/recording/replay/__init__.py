@@ -4,9 +4,13 @@
 run the same engine with its own store.
 """
 
-from .compare import ABSENT, DEFAULT_IGNORES, IGNORED, Difference, compare, mark_ignored, parse_path
-from .engine import DIFFERENT, EXTRA, MISSING, SAME, STATUSES, Replayer, ReplayError, ReplayReport, Step
-from .plan import Segment, ServerAsk, label_of, plan
+from inspector.recording.replay.compare import (
+    ABSENT, DEFAULT_IGNORES, IGNORED, Difference, compare, mark_ignored, parse_path,
+)
+from inspector.recording.replay.engine import (
+    DIFFERENT, EXTRA, MISSING, SAME, STATUSES, Replayer, ReplayError, ReplayReport, Step,
+)
+from inspector.recording.replay.plan import Segment, ServerAsk, label_of, plan
 
 __all__ = ["ABSENT", "DEFAULT_IGNORES", "DIFFERENT", "EXTRA", "IGNORED", "MISSING", "SAME", "STATUSES", "Difference",
            "ReplayError", "ReplayReport", "Replayer", "Segment", "ServerAsk", "Step", "compare", "label_of",

@@ -16,10 +16,11 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
-from . import jsonrpc
-from .recording import RecordingWriter, check_header
-from .records import (EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, RecordError, from_dict,
-                      message_kind)
+from inspector.protocol import jsonrpc
+from inspector.recording.files import RecordingWriter, check_header
+from inspector.protocol.records import (
+    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, RecordError, from_dict, message_kind,
+)
 
 PREVIEW_CHARS = 200
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from .rules import Advice, advice
+from inspector.protocol.diagnostics.rules import Advice, advice
 
 MAX_TOOLS = 12
 MAX_NAME = 128

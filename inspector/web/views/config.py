@@ -10,8 +10,8 @@ import os
 
 from flask import Blueprint, Response, current_app, render_template, request
 
-from .server_config import FLAVOURS, ServerEntry, server_entry_snippet
-from .targets import session_connector
+from inspector.server_config import FLAVOURS, ServerEntry, server_entry_snippet
+from inspector.targets import session_connector
 
 bp = Blueprint("config_views", __name__)
 

@@ -14,10 +14,10 @@ from flask import Flask, current_app, render_template
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
-from . import panels, task_views
-from .present import slug
-from .store import Filters
-from .tool_views import history_of
+from inspector.web.views import panels, tasks as task_views
+from inspector.web.present import slug
+from inspector.recording.store import Filters
+from inspector.web.views.tools import history_of
 
 DOM_ROWS = 1000
 """The page never holds more rows than this; the server sends no more than it can keep."""

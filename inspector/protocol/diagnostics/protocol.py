@@ -12,10 +12,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .. import jsonrpc
-from ..records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record
-from .results import result_problems
-from .rules import Warning, warning
+from inspector.protocol import jsonrpc
+from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record
+from inspector.protocol.diagnostics.results import result_problems
+from inspector.protocol.diagnostics.rules import Warning, warning
 
 BATCH_VERSIONS = ("2025-03-26",)  # the only revision that allowed JSON-RPC batches
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"

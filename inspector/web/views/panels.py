@@ -19,8 +19,8 @@ from typing import Any
 import uritemplate
 from flask import Blueprint, Response, current_app, render_template, request
 
-from . import content
-from .session import RequestFailed
+from inspector.protocol import content
+from inspector.session import RequestFailed
 
 bp = Blueprint("panels", __name__)
 

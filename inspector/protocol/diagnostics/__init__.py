@@ -3,16 +3,10 @@
 Pure code only (no I/O): `ProtocolChecker` takes Records, `review_tools` takes tool definitions.
 """
 
-from .protocol import ProtocolChecker
-from .review import review_tools, summarize
-from .rules import (
-           ADVICE_RULES,
-           PROTOCOL_RULES,
-           RULES,
-           Advice,
-           RulesError,
-           Warning,
-           load_rules,
+from inspector.protocol.diagnostics.protocol import ProtocolChecker
+from inspector.protocol.diagnostics.review import review_tools, summarize
+from inspector.protocol.diagnostics.rules import (
+    ADVICE_RULES, PROTOCOL_RULES, RULES, Advice, RulesError, Warning, load_rules,
 )
 
 __all__ = ["ADVICE_RULES", "PROTOCOL_RULES", "RULES", "Advice", "ProtocolChecker", "RulesError", "Warning",

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..redact import child_path
+from inspector.protocol.redact import child_path
 
 # Values that differ from run to run by nature; --ignore adds to these, --no-default-ignores drops them.
 DEFAULT_IGNORES: tuple[tuple[str, str], ...] = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import jsonrpc
-from ..records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Pairer, Record
+from inspector.protocol import jsonrpc
+from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Pairer, Record
 
 
 @dataclass

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import jsonrpc
+from inspector.protocol import jsonrpc
 
 TO_SERVER = "to_server"
 FROM_SERVER = "from_server"

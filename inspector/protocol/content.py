@@ -17,7 +17,7 @@ import jsonschema.exceptions
 import referencing
 import referencing.exceptions
 
-from .present import pretty, safe_link, text_block
+from inspector.web.present import pretty, safe_link, text_block
 
 RASTER_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 TEXT_LIMIT = 512 * 1024

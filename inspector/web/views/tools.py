@@ -11,7 +11,8 @@ from urllib.parse import parse_qsl
 
 from flask import Flask, abort, current_app, render_template, request
 
-from . import schema_form, task_views
+from inspector.protocol import schema_form
+from inspector.web.views import tasks as task_views
 
 HISTORY = 20
 

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import __version__, jsonrpc
-from .records import Record, RecordError, from_dict
+from inspector import __version__
+from inspector.protocol import jsonrpc
+from inspector.protocol.records import Record, RecordError, from_dict
 
 FORMAT = "mcp-inspect-recording"
 VERSION = 1

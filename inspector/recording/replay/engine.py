@@ -12,13 +12,13 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from .. import jsonrpc
-from ..config import DEFAULT_TIMEOUT
-from ..headless import NoAnswer, Sink, SpawnError, Wire, close_store, open_store
-from ..recording import Loaded
-from ..records import FROM_SERVER, INVALID, TO_SERVER, Record
-from .compare import ABSENT, DEFAULT_IGNORES, Difference, compare, parse_path
-from .plan import Segment, ServerAsk, label_of, plan
+from inspector.protocol import jsonrpc
+from inspector.config import DEFAULT_TIMEOUT
+from inspector.headless import NoAnswer, Sink, SpawnError, Wire, close_store, open_store
+from inspector.recording.files import Loaded
+from inspector.protocol.records import FROM_SERVER, INVALID, TO_SERVER, Record
+from inspector.recording.replay.compare import ABSENT, DEFAULT_IGNORES, Difference, compare, parse_path
+from inspector.recording.replay.plan import Segment, ServerAsk, label_of, plan
 
 SAME, DIFFERENT, MISSING, EXTRA = "same", "different", "missing", "extra"
 STATUSES = (SAME, DIFFERENT, MISSING, EXTRA)
