@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable
 from . import __version__, eras, jsonrpc
 from .recording import RecordingWriter, header
 from .records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_line
-from .transport.stdio import ExitInfo, SpawnError, StdioProcess
+from .transport import ExitInfo, SpawnError
+from .transport.stdio import StdioProcess
 
 # The handshake the page's Session sends (a test checks they agree). Not imported from session.py: that would pull
 # the page's timeline store into a command that must start fast.

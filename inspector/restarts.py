@@ -13,7 +13,7 @@ import time
 from .diff import diff_servers, schema_still_fits
 from .reload import CrashLoop
 from .session import Session
-from .transport.stdio import ExitInfo
+from .transport import ExitInfo
 
 RESTART_STDIN_GRACE = 0.3
 LIST_CHANGED_QUIET = 0.3

@@ -25,7 +25,8 @@ from .restarts import Restarter
 from .targets import session_connector
 from .session import Session
 from .store import Store
-from .transport.stdio import SpawnError, resolve_command
+from .transport import SpawnError
+from .transport.stdio import resolve_command
 
 PORT_SEARCH = 100
 

@@ -17,7 +17,8 @@ from typing import Any, Callable
 from . import eras, jsonrpc
 from .records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_message
 from .store import Store
-from .transport.stdio import ExitInfo, SpawnError, StdioProcess
+from .transport import ExitInfo, SpawnError
+from .transport.stdio import StdioProcess
 
 PROTOCOL_VERSION = eras.LEGACY_VERSION
 CLIENT_INFO = {"name": "mcp-inspect", "version": ""}

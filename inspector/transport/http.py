@@ -49,7 +49,7 @@ import httpcore
 import httpx
 
 from .sse import SseEvent, SseParser
-from .stdio import ExitInfo, SpawnError
+from . import ExitInfo, SpawnError
 
 MODERN_ERA = "2026-07-28"
 META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
