@@ -21,7 +21,8 @@ from inspector import __version__
 from inspector.protocol import eras, jsonrpc
 from inspector.recording.files import RecordingWriter, header
 from inspector.protocol.records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_line
-from inspector.transport.stdio import ExitInfo, SpawnError, StdioProcess
+from inspector.transport import ExitInfo, SpawnError
+from inspector.transport.stdio import StdioProcess
 
 # The handshake the page's Session sends (a test checks they agree). Not imported from session.py: that would pull
 # the page's timeline store into a command that must start fast.

@@ -13,7 +13,7 @@ import time
 from inspector.protocol.diff import diff_servers, schema_still_fits
 from inspector.reload import CrashLoop
 from inspector.session import Session
-from inspector.transport.stdio import ExitInfo
+from inspector.transport import ExitInfo
 
 RESTART_STDIN_GRACE = 0.3
 LIST_CHANGED_QUIET = 0.3

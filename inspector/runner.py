@@ -25,7 +25,8 @@ from inspector.restarts import Restarter
 from inspector.targets import session_connector
 from inspector.session import Session
 from inspector.recording.store import Store
-from inspector.transport.stdio import SpawnError, resolve_command
+from inspector.transport import SpawnError
+from inspector.transport.stdio import resolve_command
 
 PORT_SEARCH = 100
 

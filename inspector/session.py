@@ -17,7 +17,8 @@ from typing import Any, Callable
 from inspector.protocol import eras, jsonrpc
 from inspector.protocol.records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_message
 from inspector.recording.store import Store
-from inspector.transport.stdio import ExitInfo, SpawnError, StdioProcess
+from inspector.transport import ExitInfo, SpawnError
+from inspector.transport.stdio import StdioProcess
 
 PROTOCOL_VERSION = eras.LEGACY_VERSION
 CLIENT_INFO = {"name": "mcp-inspect", "version": ""}

@@ -21,8 +21,9 @@ import httpx
 import pytest
 from conftest import free_port, start_http_fixture, stop_process_group
 
+from inspector.transport import HttpTransport, SpawnError, Transport
 from inspector.transport.http import AUTH_HINT, ConnectError, HttpConnection, header_value
-from inspector.transport.stdio import SpawnError
+from inspector.transport.stdio import StdioProcess
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -670,6 +671,14 @@ def test_start_refuses_urls_it_cannot_use(quirks):
         make("http://127.0.0.1:8765/mcp", refuse_ports=[8765]).start()
     assert issubclass(ConnectError, SpawnError)
     assert make(quirks["base"] + "/mcp").stop() is None  # never started: nothing to stop
+
+
+def test_both_transports_have_the_transport_surface(tmp_path):
+    http = HttpConnection("http://127.0.0.1:1/mcp", on_message=print, on_event=print, on_send_failed=print,
+                          on_exit=print)
+    stdio = StdioProcess(["true"], cwd=str(tmp_path), env={}, on_stdout=print, on_stderr=print, on_exit=print)
+    assert isinstance(http, HttpTransport)
+    assert isinstance(stdio, Transport) and not isinstance(stdio, HttpTransport)
 
 
 def test_legacy_sse_start_failures_are_one_line_reasons(quirks):

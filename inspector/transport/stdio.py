@@ -15,8 +15,9 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from typing import Callable
+
+from inspector.transport import ExitInfo, SpawnError
 
 STDERR_TAIL_LINES = 20
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -44,27 +45,6 @@ def _own_group(pgid: int) -> dict:
     if sys.version_info >= (3, 11):
         return {"process_group": pgid}
     return {"preexec_fn": lambda: os.setpgid(0, pgid)}  # Python 3.10
-
-
-class SpawnError(Exception):
-    """The server command could not be started."""
-
-
-@dataclass
-class ExitInfo:
-    """How the server process ended."""
-
-    code: int | None
-    signal: str | None
-    stderr_tail: list[str] = field(default_factory=list)
-    reason: str = ""
-    """How a connection without a process ended (HTTP), in words; empty for a process."""
-
-    def describe(self) -> str:
-        """'exited with code 3', 'killed by SIGSEGV', or the reason when one is set."""
-        if self.reason:
-            return self.reason
-        return f"killed by {self.signal}" if self.signal else f"exited with code {self.code}"
 
 
 def resolve_command(command: list[str], cwd: str | None, env: dict[str, str]) -> str:
