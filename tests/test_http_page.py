@@ -157,6 +157,9 @@ def test_an_expired_session_leads_to_a_fresh_handshake(inspector_factory, tmp_pa
         errors = [e["detail"] for e in events(inspector, "transport-error")]
         assert any(e.get("kind") == "session-expired" for e in errors), errors
         assert any("session expired" in e["detail"]["reason"] for e in events(inspector, "restart"))
+        # The new session lists its tools again; a call before that finds no tool (on a busy machine it can).
+        wait_for(lambda: sum("tools" in (r["msg"].get("result") or {}) for r in messages(inspector)) >= 2, 20,
+                 message="tools listed again")
         answer = call_result(inspector, "echo", {"text": "again"})
         assert answer["result"]["content"][0]["text"] == "again"
     finally:
