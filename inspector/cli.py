@@ -175,7 +175,7 @@ def parse_config(argv: list[str]) -> Config:
 
 def _config_entries(path: str, wanted: str | None, env: dict[str, str]):
     """(every entry of the file, the one to run now or None to let the page pick); raises UsageError."""
-    from inspector.server_config import ConfigError, load_config_file, pick
+    from inspector.client_configs import ConfigError, load_config_file, pick
 
     try:
         entries = load_config_file(path)

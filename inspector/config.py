@@ -54,7 +54,7 @@ class Config:
     config_file: str | None = None
     """--config FILE: the config file the server entries come from."""
     config_entries: tuple = ()
-    """The entries of --config (server_config.ServerEntry) the page may start; empty without --config."""
+    """The entries of --config (client_configs.ServerEntry) the page may start; empty without --config."""
     entry_name: str | None = None
     """The entry of --config being run (--server NAME, or the one picked in the page)."""
     view: str | None = None

@@ -10,7 +10,7 @@ import os
 
 from flask import Blueprint, Response, current_app, render_template, request
 
-from inspector.server_config import FLAVOURS, ServerEntry, server_entry_snippet
+from inspector.client_configs import FLAVOURS, ServerEntry, server_entry_snippet
 from inspector.targets import session_connector
 
 bp = Blueprint("config_views", __name__)
