@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from inspector import __version__
-from inspector.commands.common import UsageError, disabled_rules, header_values, protocol_choice, seconds, url_value
+from inspector.command_line import UsageError, env_pairs
+from inspector.commands.common import disabled_rules, header_values, protocol_choice, seconds, url_value
 from inspector.config import DEFAULT_TIMEOUT, Config, server_name
 from inspector.targets import url_name
 
@@ -113,12 +114,7 @@ def parse_config(argv: list[str]) -> Config:
     parser = build_parser()
     args = _parse_strictly(parser, ours)
     host = _check_host(args.host)
-    env = []
-    for item in args.env:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--env takes KEY=VALUE, got {item!r}")
-        env.append((key, value))
+    env = env_pairs(args.env)
     if args.record and args.no_record:
         raise UsageError("--record and --no-record cannot be used together")
     if args.cwd and not Path(args.cwd).is_dir():

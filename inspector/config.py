@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 
 DEFAULT_PORT = 6280
@@ -63,9 +64,7 @@ class Config:
 
     def server_env(self) -> dict[str, str]:
         """The environment the server starts with: ours plus -e values."""
-        env = dict(os.environ)
-        env.update(dict(self.env))
-        return env
+        return server_environment(self.env)
 
     def root_list(self) -> list[dict]:
         """The roots answered to roots/list."""
@@ -85,6 +84,13 @@ class Config:
         if self.config_file:
             target["config"] = {"file": self.config_file, "server": self.entry_name}
         return target
+
+
+def server_environment(extra: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The environment a server starts with: ours, with these (key, value) pairs over it."""
+    env = dict(os.environ)
+    env.update(dict(extra))
+    return env
 
 
 def server_name(command: tuple[str, ...] | list[str], cwd: str | None) -> str:

@@ -9,15 +9,14 @@ import re
 import sys
 from typing import Any
 
+from inspector.command_line import UsageError, env_keys, env_pairs  # noqa: F401 - the commands import them from here
+from inspector.config import server_environment
+
 # Whole escape sequences first (so "\x1b[31m" does not leave "[31m" behind), then any control character left:
 # C0 but tab, DEL, and C1 (U+0080-U+009F; U+009B alone is a CSI on many terminals). security.md row 12.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[PX^_][^\x1b]*(?:\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 _JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029]")
-
-
-class UsageError(Exception):
-    """A wrong invocation: one line for the user, exit code 2."""
 
 
 def fail(message: str, code: int = 2) -> int:
@@ -81,20 +80,10 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
 
 def server_env(items: list[str], cwd: str | None) -> dict[str, str]:
     """Our environment plus -e values; checks --cwd too. Raises UsageError."""
-    env = dict(os.environ)
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--env takes KEY=VALUE, got {item!r}")
-        env[key] = value
+    env = server_environment(env_pairs(items))
     if cwd and not os.path.isdir(cwd):
         raise UsageError(f"--cwd: not a directory: {cwd}")
     return env
-
-
-def env_keys(items: list[str]) -> list[str]:
-    """The names given with -e (their values never reach a recording)."""
-    return [item.partition("=")[0] for item in items]
 
 
 def seconds(text: str) -> float:
