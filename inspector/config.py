@@ -46,6 +46,8 @@ class Config:
     """Rule ids switched off with --rules FILE (protocol warnings and description advice)."""
     protocol: str = "auto"
     """--protocol: auto, legacy, modern or a revision date."""
+    probe_timeout: float | None = None
+    """--probe-timeout: how long the era probe waits for server/discover's answer; None: the request timeout."""
     url: str | None = None
     """--url: an MCP server reached over HTTP instead of a command."""
     transport: str = "auto"

@@ -18,8 +18,8 @@ from inspector.protocol.eras import explain_error
 from inspector.headless import ConnectFailed, NoAnswer, SpawnError, Wire, close_store, connect, open_store
 from inspector.recording.files import RecordingError
 from inspector.commands.common import (
-    Parser, UsageError, add_http_options, add_protocol_option, add_server_options, http_target, dumps, echo_stderr,
-    env_keys, fail, seconds, server_env, split_command, write_stdout,
+    Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps, echo_stderr,
+    env_keys, fail, server_env, split_command, write_stdout,
 )
 
 # Shorthand option → the method it implies.
@@ -50,6 +50,8 @@ class CallArgs:
     env: tuple[str, ...] = ()
     cwd: str | None = None
     protocol: str = "auto"
+    probe_timeout: float | None = None
+    """--probe-timeout; None: the request timeout."""
     http: Any = None
     """targets.HttpTarget for --url, else None (the command after --)."""
 
@@ -66,11 +68,9 @@ def build_parser() -> Parser:
     parser.add_argument("--uri", metavar="URI", help="shorthand for resources/read of this URI")
     parser.add_argument("--prompt", metavar="NAME", help="shorthand for prompts/get of this prompt")
     parser.add_argument("--prompt-args", metavar="JSON", help="the prompt's arguments object (with --prompt)")
-    parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"seconds to wait for the handshake, and for the answer (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--record", metavar="PATH", help="also write a recording to PATH (must not exist yet)")
     add_server_options(parser)
-    add_protocol_option(parser)
+    add_protocol_options(parser, timeout_help="seconds to wait for the handshake, and for the answer")
     add_http_options(parser)
     return parser
 
@@ -123,7 +123,8 @@ def parse_call(argv: list[str]) -> CallArgs:
         raise UsageError("give the server command after -- (e.g. mcp-inspect call tools/list -- python server.py) "
                          "or --url")
     return CallArgs(method=method, params=params, command=command, timeout=args.timeout, record=args.record,
-                    env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, http=http)
+                    env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, probe_timeout=args.probe_timeout,
+                    http=http)
 
 
 def call_main(argv: list[str]) -> int:
