@@ -14,60 +14,45 @@ import sys
 from pathlib import Path
 
 from inspector import __version__
-from inspector.commands.common import UsageError, disabled_rules, header_values, protocol_choice, seconds, url_value
-from inspector.config import DEFAULT_TIMEOUT, Config, server_name
+from inspector.command_line import UsageError, env_pairs
+from inspector.commands.common import (
+    Parser, add_http_options, add_protocol_options, add_rules_option, add_server_options, disabled_rules,
+    header_values, seconds, url_value, value_options,
+)
+from inspector.config import Config, server_name
 from inspector.targets import url_name
 
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
-# Options that take a value, so the splitter knows to skip it.
-VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout", "--watch", "--watch-glob",
-                 "--max-timeout", "--root", "--rules", "--protocol", "--url", "--transport", "--header", "-H",
-                 "--config", "--server"}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser for the run mode's options."""
-    parser = argparse.ArgumentParser(
+def build_parser() -> Parser:
+    """The parser for the run mode's options; the options it shares with the subcommands come from commands.common."""
+    parser = Parser(
         prog="mcp-inspect",
+        allow_abbrev=True,  # as it always has: `--no-o` is --no-open (the splitter knows value options in full only)
         usage="mcp-inspect [OPTIONS] [--] COMMAND [ARGS...]\n       mcp-inspect --demo [OPTIONS]",
-        description="Inspect an MCP server: spawn it over stdio, show its JSON-RPC traffic and stderr live in the "
-                    "browser, call its tools by hand, and record the session.",
-        epilog="Example: mcp-inspect python server.py --port 9  (--port 9 goes to the server: our options come first)")
+        description="Inspect an MCP server: spawn it over stdio, show its JSON-RPC traffic and stderr live in\n"
+                    "the browser, call its tools by hand, and record the session.",
+        epilog="Example: mcp-inspect python server.py --port 9\n"
+               "(--port 9 goes to the server: our options come first)")
     parser.add_argument("--version", action="version", version=f"mcp-inspect {__version__}")
     parser.add_argument("--demo", action="store_true", help="run the bundled demo server (a tour for new users)")
-    parser.add_argument("--port", type=_port, default=None,
-                        help="port for the page (default: the first free port from 6280; 0 = any free port)")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="loopback address to listen on: 127.0.0.1 (default), localhost or ::1")
-    parser.add_argument("--no-open", action="store_true", help="do not open a browser")
+    _add_page_options(parser)
     parser.add_argument("--record", metavar="PATH", help="write the recording to PATH (default: recordings/...)")
     parser.add_argument("--no-record", action="store_true", help="do not keep a recording file")
-    parser.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
-                        help="set an environment variable for the server (repeatable)")
-    parser.add_argument("--cwd", metavar="DIR", help="working directory for the server")
-    parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"default request timeout (default {DEFAULT_TIMEOUT:g})")
+    add_server_options(parser)
+    add_protocol_options(parser, timeout_help="default request timeout")
     parser.add_argument("--max-timeout", type=seconds, default=None, metavar="SECONDS",
                         help="how far progress notifications may extend a request's timeout (default 10 x --timeout)")
     parser.add_argument("--root", action="append", default=[], metavar="URI",
                         help="a root reported to the server's roots/list (repeatable; default: the working "
                              "directory as a file: URI)")
-    parser.add_argument("--url", metavar="URL", help="connect to an MCP server over HTTP instead of running a command")
-    parser.add_argument("--transport", default="auto", choices=("auto", "streamable-http", "sse"),
-                        help="with --url: auto (default: Streamable HTTP, falling back to the legacy HTTP+SSE "
-                             "transport), streamable-http or sse")
-    parser.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
-                        help="an HTTP header for every request to --url, e.g. an Authorization bearer token "
-                             "(repeatable; never written to a recording)")
+    add_http_options(parser)
     parser.add_argument("--config", metavar="FILE",
                         help="a Claude Desktop, Cursor or VS Code MCP config file: run one of its servers")
     parser.add_argument("--server", metavar="NAME",
                         help="with --config: the server entry to run (default: pick one in the page)")
-    parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA",
-                        help="auto (default: probe server/discover, fall back to initialize), legacy (initialize), "
-                             "modern (2026-07-28, no initialize) or a revision date such as 2025-06-18")
-    parser.add_argument("--rules", metavar="FILE",
-                        help='switch diagnostics off: a JSON file {"disable": [rule ids]} (see docs/rules.md)')
+    add_rules_option(parser)
     parser.add_argument("--watch", action="append", default=[], metavar="PATH",
                         help="restart the server when files under PATH change (repeatable; default: the folder of "
                              "the server's script, if the command names one)")
@@ -80,6 +65,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_page_options(parser: Parser) -> None:
+    """--port, --host and --no-open: where the page listens (the run mode and `view`)."""
+    parser.add_argument("--port", type=_port, default=None,
+                        help="port for the page (default: the first free port from 6280; 0 = any free port)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="loopback address to listen on: 127.0.0.1 (default), localhost or ::1")
+    parser.add_argument("--no-open", action="store_true", help="do not open a browser")
+
+
 def _port(text: str) -> int:
     try:
         value = int(text)
@@ -88,6 +82,10 @@ def _port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"port out of range: {value}")
     return value
+
+
+# Options that take a value (derived from the parser), so the splitter knows to skip it.
+VALUE_OPTIONS = value_options(build_parser())
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -99,8 +97,7 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
             return argv[:i], argv[i + 1:]
         if not token.startswith("-") or token == "-":
             return argv[:i], argv[i:]
-        name = token.split("=", 1)[0]
-        if name in VALUE_OPTIONS and "=" not in token and not (name == "-e" and len(token) > 2):
+        if token in VALUE_OPTIONS:  # its value is the next token, whatever it looks like (-eK=V and --env=K=V are one)
             i += 2
         else:
             i += 1
@@ -110,15 +107,9 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
 def parse_config(argv: list[str]) -> Config:
     """Turn the run mode's argv into a Config, or raise UsageError."""
     ours, command = split_argv(argv)
-    parser = build_parser()
-    args = _parse_strictly(parser, ours)
+    args = build_parser().parse_args(ours)
     host = _check_host(args.host)
-    env = []
-    for item in args.env:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--env takes KEY=VALUE, got {item!r}")
-        env.append((key, value))
+    env = env_pairs(args.env)
     if args.record and args.no_record:
         raise UsageError("--record and --no-record cannot be used together")
     if args.cwd and not Path(args.cwd).is_dir():
@@ -169,13 +160,14 @@ def parse_config(argv: list[str]) -> Config:
                   watch=tuple(str(Path(args.cwd or ".", path).resolve()) for path in args.watch),
                   no_watch=args.no_watch, watch_globs=tuple(args.watch_glob),
                   restart_on_crash=args.restart_on_crash, max_timeout=args.max_timeout,
-                  roots=tuple(args.root), disabled_rules=disabled, protocol=args.protocol, url=url, transport=transport,
+                  roots=tuple(args.root), disabled_rules=disabled, protocol=args.protocol,
+                  probe_timeout=args.probe_timeout, url=url, transport=transport,
                   headers=headers, config_file=args.config, config_entries=tuple(entries), entry_name=entry_name)
 
 
 def _config_entries(path: str, wanted: str | None, env: dict[str, str]):
     """(every entry of the file, the one to run now or None to let the page pick); raises UsageError."""
-    from inspector.server_config import ConfigError, load_config_file, pick
+    from inspector.client_configs import ConfigError, load_config_file, pick
 
     try:
         entries = load_config_file(path)
@@ -188,15 +180,6 @@ def _config_entries(path: str, wanted: str | None, env: dict[str, str]):
     if entry is not None and not entry.startable:
         raise UsageError(f"--config {path}: server {entry.name!r} cannot be started: " + "; ".join(entry.problems))
     return list(entries.values()), entry
-
-
-def _parse_strictly(parser: argparse.ArgumentParser, tokens: list[str]) -> argparse.Namespace:
-    # argparse prints usage and exits 2 on errors; we want one line, so turn its error into ours.
-    def fail(message: str) -> None:
-        raise UsageError(message)
-
-    parser.error = fail  # type: ignore[method-assign]
-    return parser.parse_args(tokens)
 
 
 def _check_host(host: str) -> str:
@@ -214,13 +197,11 @@ def _check_host(host: str) -> str:
 
 def parse_view(argv: list[str]) -> Config:
     """`mcp-inspect view [--port N] [--host H] [--no-open] FILE`."""
-    parser = argparse.ArgumentParser(prog="mcp-inspect view", description="Open a recording in the browser, "
-                                     "read-only: the same timeline, filters and search; nothing is run or sent.")
+    parser = Parser(prog="mcp-inspect view", description="Open a recording in the browser, read-only: the same "
+                    "timeline, filters and search; nothing is run or sent.")
     parser.add_argument("file", help="a recording (.jsonl)")
-    parser.add_argument("--port", type=_port, default=None, help="port for the page (default: first free from 6280)")
-    parser.add_argument("--host", default="127.0.0.1", help="loopback address to listen on")
-    parser.add_argument("--no-open", action="store_true", help="do not open a browser")
-    args = _parse_strictly(parser, argv)
+    _add_page_options(parser)
+    args = parser.parse_args(argv)
     if not Path(args.file).is_file():
         raise UsageError(f"view: no such file: {args.file}")
     return Config(command=(), host=_check_host(args.host), port=args.port, open_browser=not args.no_open,

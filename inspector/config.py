@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 
 DEFAULT_PORT = 6280
@@ -45,6 +46,8 @@ class Config:
     """Rule ids switched off with --rules FILE (protocol warnings and description advice)."""
     protocol: str = "auto"
     """--protocol: auto, legacy, modern or a revision date."""
+    probe_timeout: float | None = None
+    """--probe-timeout: how long the era probe waits for server/discover's answer; None: the request timeout."""
     url: str | None = None
     """--url: an MCP server reached over HTTP instead of a command."""
     transport: str = "auto"
@@ -54,7 +57,7 @@ class Config:
     config_file: str | None = None
     """--config FILE: the config file the server entries come from."""
     config_entries: tuple = ()
-    """The entries of --config (server_config.ServerEntry) the page may start; empty without --config."""
+    """The entries of --config (client_configs.ServerEntry) the page may start; empty without --config."""
     entry_name: str | None = None
     """The entry of --config being run (--server NAME, or the one picked in the page)."""
     view: str | None = None
@@ -63,9 +66,7 @@ class Config:
 
     def server_env(self) -> dict[str, str]:
         """The environment the server starts with: ours plus -e values."""
-        env = dict(os.environ)
-        env.update(dict(self.env))
-        return env
+        return server_environment(self.env)
 
     def root_list(self) -> list[dict]:
         """The roots answered to roots/list."""
@@ -85,6 +86,13 @@ class Config:
         if self.config_file:
             target["config"] = {"file": self.config_file, "server": self.entry_name}
         return target
+
+
+def server_environment(extra: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The environment a server starts with: ours, with these (key, value) pairs over it."""
+    env = dict(os.environ)
+    env.update(dict(extra))
+    return env
 
 
 def server_name(command: tuple[str, ...] | list[str], cwd: str | None) -> str:

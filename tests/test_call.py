@@ -13,7 +13,8 @@ import time
 import pytest
 
 from conftest import FIXTURES, ROOT, fixture_command, read_records, records_in, wait_for
-from inspector.commands.call import copy_as_command, parse_call
+from inspector.command_line import copy_as_command
+from inspector.commands.call import parse_call
 from inspector.commands.common import UsageError, dumps, terminal_text
 
 PY = sys.executable

@@ -35,6 +35,7 @@ PY = sys.executable
     (["-e", "--port", "python"], ["-e", "--port"], ["python"]),  # a value option takes the next token as is
     (["--record", "out.jsonl", "--timeout", "5", "uvx", "srv"], ["--record", "out.jsonl", "--timeout", "5"],
      ["uvx", "srv"]),
+    (["--probe-timeout", "2", "node", "s.js"], ["--probe-timeout", "2"], ["node", "s.js"]),
     (["--demo"], ["--demo"], []),
     ([], [], []),
     (["-"], [], ["-"]),
@@ -69,6 +70,27 @@ def test_defaults_and_demo():
     assert demo.demo and demo.command[1:] == ("-m", "inspector.demo.server") and demo.port == 0
 
 
+def test_probe_timeout_defaults_to_the_request_timeout_and_reaches_every_face():
+    from inspector.commands.call import parse_call
+    from inspector.commands.check import parse_check
+    from inspector.commands.replay import build_parser as replay_parser
+
+    assert parse_config(["python"]).probe_timeout is None  # None: the request timeout
+    assert parse_config(["--probe-timeout", "2.5", "python"]).probe_timeout == 2.5
+    assert parse_call(["tools/list", "--probe-timeout", "1", "--", "srv"]).probe_timeout == 1.0
+    assert parse_check(["--probe-timeout", "4", "--", "srv"]).probe_timeout == 4.0
+    assert replay_parser().parse_args(["r.jsonl", "--probe-timeout", "5"]).probe_timeout == 5.0
+
+
+def test_value_options_come_from_the_parser():
+    from inspector.cli import VALUE_OPTIONS, build_parser
+
+    takes_value = {name for action in build_parser()._actions if action.nargs != 0 for name in action.option_strings}
+    assert VALUE_OPTIONS == takes_value
+    assert {"-e", "--env", "-H", "--header", "--timeout", "--probe-timeout", "--port"} <= VALUE_OPTIONS
+    assert not {"--demo", "--no-open", "--no-record", "--version", "-h"} & VALUE_OPTIONS
+
+
 @pytest.mark.parametrize("host, expected", [("localhost", "127.0.0.1"), ("127.0.0.1", "127.0.0.1"), ("::1", "::1"),
                                             ("[::1]", "::1")])
 def test_loopback_hosts_are_accepted(host, expected):
@@ -94,6 +116,8 @@ def test_loopback_hosts_are_accepted(host, expected):
     (["--timeout", "-1", "python"], "timeout"),
     (["--timeout", "nan", "python"], "timeout"),
     (["--timeout", "inf", "python"], "timeout"),
+    (["--probe-timeout", "0", "python"], "timeout"),
+    (["--probe-timeout", "soon", "python"], "seconds"),
     (["--record", "x.jsonl", "--no-record", "python"], "--record and --no-record"),
     (["--port", "abc", "python"], "port"),
     (["--port", "70000", "python"], "port"),

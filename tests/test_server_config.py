@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from inspector.server_config import (
+from inspector.client_configs import (
     ConfigError, ServerEntry, load_config_file, parse_config, parse_env_file, pick, server_entry_snippet,
 )
 
@@ -274,9 +274,17 @@ def test_missing_file(tmp_path):
 
 
 def test_env_file_parsing():
-    values, bad = parse_env_file('A=1\n\n# c\nexport B = "x \\"y\\""\nC=\'$HOME\'\n=nokey\nD=\n')
+    values, notes = parse_env_file('A=1\n\n# c\nexport B = "x \\"y\\""\nC=\'$HOME\'\n=nokey\nD=\n')
     assert values == {"A": "1", "B": 'x "y"', "C": "$HOME", "D": ""}
-    assert bad == [6]
+    assert notes == ["line 6 is not KEY=VALUE and was skipped"]
+
+
+def test_env_file_follows_dotenv_syntax():
+    # VS Code's envFile is dotenv syntax, read with python-dotenv: quoted values may span lines, a bare KEY has no
+    # value (left out, with a note), and ${VAR} stays as written (VS Code does not expand it either).
+    values, notes = parse_env_file('\ufeffM="one\ntwo"\nBARE\nX=${HOME}/a\nT="a\\tb"\n')
+    assert values == {"M": "one\ntwo", "X": "${HOME}/a", "T": "a\tb"}
+    assert notes == ["line 3 gives BARE no value, so it was left out"]
 
 
 # ---------------------------------------------------------------- snippets

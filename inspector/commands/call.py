@@ -1,4 +1,5 @@
-"""`mcp-inspect call`: connect, handshake, send one request, print its result; and the "copy as command" line.
+"""`mcp-inspect call`: connect, handshake, send one request, print its result (the page's "copy as command" line,
+which runs this, is built by inspector.command_line).
 
 Exit codes (design.md, Headless output): 0 a result, 1 a JSON-RPC error or an isError result, 2 a usage, spawn,
 connection, timeout or crash failure (one line on stderr, never a traceback).
@@ -8,8 +9,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
-import shlex
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -19,8 +18,8 @@ from inspector.protocol.eras import explain_error
 from inspector.headless import ConnectFailed, NoAnswer, SpawnError, Wire, close_store, connect, open_store
 from inspector.recording.files import RecordingError
 from inspector.commands.common import (
-    Parser, UsageError, add_http_options, add_protocol_option, add_server_options, http_target, dumps, echo_stderr,
-    env_keys, fail, seconds, server_env, split_command, write_stdout,
+    Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps, echo_stderr,
+    env_keys, fail, server_env, split_command, write_stdout,
 )
 
 # Shorthand option → the method it implies.
@@ -51,6 +50,8 @@ class CallArgs:
     env: tuple[str, ...] = ()
     cwd: str | None = None
     protocol: str = "auto"
+    probe_timeout: float | None = None
+    """--probe-timeout; None: the request timeout."""
     http: Any = None
     """targets.HttpTarget for --url, else None (the command after --)."""
 
@@ -67,11 +68,9 @@ def build_parser() -> Parser:
     parser.add_argument("--uri", metavar="URI", help="shorthand for resources/read of this URI")
     parser.add_argument("--prompt", metavar="NAME", help="shorthand for prompts/get of this prompt")
     parser.add_argument("--prompt-args", metavar="JSON", help="the prompt's arguments object (with --prompt)")
-    parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"seconds to wait for the handshake, and for the answer (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--record", metavar="PATH", help="also write a recording to PATH (must not exist yet)")
     add_server_options(parser)
-    add_protocol_option(parser)
+    add_protocol_options(parser, timeout_help="seconds to wait for the handshake, and for the answer")
     add_http_options(parser)
     return parser
 
@@ -124,7 +123,8 @@ def parse_call(argv: list[str]) -> CallArgs:
         raise UsageError("give the server command after -- (e.g. mcp-inspect call tools/list -- python server.py) "
                          "or --url")
     return CallArgs(method=method, params=params, command=command, timeout=args.timeout, record=args.record,
-                    env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, http=http)
+                    env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, probe_timeout=args.probe_timeout,
+                    http=http)
 
 
 def call_main(argv: list[str]) -> int:
@@ -180,60 +180,6 @@ def _error_text(error: Any) -> str:
     if isinstance(error, dict):
         return f"{error.get('message', 'error')} (code {error.get('code')})"
     return str(error)
-
-
-# -- copy as command (pure) ----------------------------------------------------------------------------------------
-
-def copy_as_command(target_command: list[str], msg: dict, cwd: str | None = None,
-                    env_keys: list[str] | tuple[str, ...] = (), url: str | None = None,
-                    header_names: list[str] | tuple[str, ...] = ()) -> str:
-    """The `mcp-inspect call ...` line that sends this request again to the same server.
-
-    Env values are never included: each -e KEY becomes `-e KEY="$KEY"`, read from the user's shell; an HTTP
-    header's value becomes a shell variable named after the header the same way.
-    """
-    method = msg.get("method") if isinstance(msg, dict) else None
-    if not isinstance(method, str):
-        raise ValueError("not a request: it has no method")
-    params = msg.get("params")
-    words = ["mcp-inspect", "call", method]
-    keys = set(params) if isinstance(params, dict) else None
-    if method == "tools/call" and keys == {"name", "arguments"} and isinstance(params["name"], str) \
-            and isinstance(params["arguments"], dict):
-        words += ["--tool", params["name"], "--args", _compact(params["arguments"])]
-    elif method == "resources/read" and keys == {"uri"} and isinstance(params["uri"], str):
-        words += ["--uri", params["uri"]]
-    elif method == "prompts/get" and keys in ({"name"}, {"name", "arguments"}) and isinstance(params["name"], str) \
-            and isinstance(params.get("arguments", {}), dict):
-        words += ["--prompt", params["name"]]
-        if "arguments" in params:
-            words += ["--prompt-args", _compact(params["arguments"])]
-    elif "params" in msg:
-        words += ["--params", _compact(params)]
-    if cwd:
-        words += ["--cwd", cwd]
-    line = [shlex.join(words)]
-    line += [f"-e {_env_placeholder(key)}" for key in env_keys]
-    if url:
-        line += ["--url", shlex.quote(url)]
-        line += [f'-H "{name}: ${_shell_name(name)}"' for name in header_names if re.fullmatch(r"[A-Za-z0-9-]+", name)]
-    else:
-        line += ["--", shlex.join(target_command)]
-    return " ".join(line)
-
-
-def _shell_name(header: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "_", header).upper()
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _env_placeholder(key: str) -> str:
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-        return f'{key}="${key}"'  # the shell fills in the user's own value; ours never leaves the inspector
-    return shlex.quote(f"{key}=...")  # not a shell variable name: the user types the value
 
 
 if __name__ == "__main__":  # python -m inspector.commands.call, for when cli is not at hand

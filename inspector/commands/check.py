@@ -21,8 +21,8 @@ from inspector.headless import ConnectFailed, NoAnswer, Sink, SpawnError, Wire, 
 from inspector.recording.files import RecordingError
 from inspector.protocol.records import EVENT, MESSAGE, TO_SERVER, Record
 from inspector.commands.common import (
-    Parser, UsageError, add_http_options, add_protocol_option, add_server_options, disabled_rules, dumps,
-    http_target, env_keys, fail, seconds, server_env, split_command, terminal_text, write_stdout,
+    Parser, UsageError, add_http_options, add_protocol_options, add_rules_option, add_server_options, disabled_rules,
+    dumps, http_target, env_keys, fail, server_env, split_command, terminal_text, write_stdout,
 )
 
 DEFAULT_CHECK_TIMEOUT = 10.0
@@ -51,6 +51,8 @@ class CheckArgs:
     env: tuple[str, ...] = ()
     cwd: str | None = None
     protocol: str = "auto"
+    probe_timeout: float | None = None
+    """--probe-timeout; None: the request timeout."""
     http: Any = None
     """targets.HttpTarget for --url, else None (the command after --)."""
 
@@ -122,12 +124,10 @@ def build_parser() -> Parser:
                     description="Connect to an MCP server over stdio, list everything, review its tool "
                                 "descriptions and probe it; print the protocol mistakes and advice found.")
     parser.add_argument("--json", action="store_true", help='print {"warnings", "advice", "summary"} as JSON')
-    parser.add_argument("--rules", metavar="FILE", help='JSON {"disable": [rule ids]} to switch rules off')
-    parser.add_argument("--timeout", type=seconds, default=DEFAULT_CHECK_TIMEOUT, metavar="SECONDS",
-                        help=f"seconds to wait for each answer (default {DEFAULT_CHECK_TIMEOUT:g})")
+    add_rules_option(parser)
     parser.add_argument("--record", metavar="PATH", help="also write a recording to PATH (must not exist yet)")
     add_server_options(parser)
-    add_protocol_option(parser)
+    add_protocol_options(parser, timeout_help="seconds to wait for each answer", timeout_default=DEFAULT_CHECK_TIMEOUT)
     add_http_options(parser)
     return parser
 
@@ -140,7 +140,8 @@ def parse_check(argv: list[str]) -> CheckArgs:
     if not command and http is None:
         raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py) or --url")
     return CheckArgs(command=command, json=args.json, disabled=disabled_rules(args.rules), timeout=args.timeout,
-                     record=args.record, env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, http=http)
+                     record=args.record, env=tuple(args.env), cwd=args.cwd, protocol=args.protocol,
+                     probe_timeout=args.probe_timeout, http=http)
 
 
 class Checker:

@@ -1,4 +1,5 @@
-"""What the headless subcommands share: argument helpers, and output that is safe for a terminal."""
+"""What the faces share: the options of the main command and the subcommands (each declared once, here), argument
+helpers, and output that is safe for a terminal."""
 
 from __future__ import annotations
 
@@ -9,15 +10,14 @@ import re
 import sys
 from typing import Any
 
+from inspector.command_line import UsageError, env_keys, env_pairs  # noqa: F401 - the commands import them from here
+from inspector.config import DEFAULT_TIMEOUT, server_environment
+
 # Whole escape sequences first (so "\x1b[31m" does not leave "[31m" behind), then any control character left:
 # C0 but tab, DEL, and C1 (U+0080-U+009F; U+009B alone is a CSI on many terminals). security.md row 12.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[PX^_][^\x1b]*(?:\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 _JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029]")
-
-
-class UsageError(Exception):
-    """A wrong invocation: one line for the user, exit code 2."""
 
 
 def fail(message: str, code: int = 2) -> int:
@@ -63,17 +63,23 @@ def split_command(argv: list[str]) -> tuple[list[str], list[str]]:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that raises UsageError (one line) instead of printing usage and exiting."""
+    """argparse that raises UsageError (one line, exit 2) instead of printing usage and exiting: for the main command
+    and every subcommand. Abbreviations of long options are refused (the main command keeps them, see cli.py)."""
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+    def __init__(self, *, allow_abbrev: bool = False, **kwargs: Any) -> None:
+        super().__init__(allow_abbrev=allow_abbrev, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
 
 
+def value_options(parser: argparse.ArgumentParser) -> frozenset[str]:
+    """The option strings that take a value (the token after them is theirs): what cli.split_argv skips."""
+    return frozenset(name for action in parser._actions if action.nargs != 0 for name in action.option_strings)
+
+
 def add_server_options(parser: argparse.ArgumentParser) -> None:
-    """-e/--env and --cwd, as for the main command."""
+    """-e/--env and --cwd: the server's environment and working directory."""
     parser.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
                         help="set an environment variable for the server (repeatable)")
     parser.add_argument("--cwd", metavar="DIR", help="working directory for the server")
@@ -81,20 +87,10 @@ def add_server_options(parser: argparse.ArgumentParser) -> None:
 
 def server_env(items: list[str], cwd: str | None) -> dict[str, str]:
     """Our environment plus -e values; checks --cwd too. Raises UsageError."""
-    env = dict(os.environ)
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--env takes KEY=VALUE, got {item!r}")
-        env[key] = value
+    env = server_environment(env_pairs(items))
     if cwd and not os.path.isdir(cwd):
         raise UsageError(f"--cwd: not a directory: {cwd}")
     return env
-
-
-def env_keys(items: list[str]) -> list[str]:
-    """The names given with -e (their values never reach a recording)."""
-    return [item.partition("=")[0] for item in items]
 
 
 def seconds(text: str) -> float:
@@ -108,11 +104,19 @@ def seconds(text: str) -> float:
     return value
 
 
-def add_protocol_option(parser: argparse.ArgumentParser) -> None:
-    """--protocol, as for the main command."""
-    parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA",
-                        help="auto (default: probe server/discover, fall back to initialize), legacy, modern, or a "
-                             "revision date such as 2025-06-18")
+PROTOCOL_HELP = ("auto (default: probe server/discover, fall back to initialize), legacy (initialize), modern "
+                 "(2026-07-28, no initialize) or a revision date such as 2025-06-18")
+
+
+def add_protocol_options(parser: argparse.ArgumentParser, *, timeout_help: str,
+                         timeout_default: float = DEFAULT_TIMEOUT, protocol_help: str = PROTOCOL_HELP) -> None:
+    """--protocol, --timeout and --probe-timeout: which era to speak, and how long to wait for answers."""
+    parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA", help=protocol_help)
+    parser.add_argument("--timeout", type=seconds, default=timeout_default, metavar="SECONDS",
+                        help=f"{timeout_help} (default {timeout_default:g})")
+    parser.add_argument("--probe-timeout", type=seconds, default=None, metavar="SECONDS",
+                        help="with --protocol auto: how long the era probe (server/discover) waits for an answer "
+                             "before falling back to initialize (default: the request timeout, --timeout)")
 
 
 def protocol_choice(text: str) -> str:
@@ -126,12 +130,14 @@ def protocol_choice(text: str) -> str:
 
 
 def add_http_options(parser: argparse.ArgumentParser) -> None:
-    """--url, --transport and --header, as for the main command."""
-    parser.add_argument("--url", metavar="URL", help="an MCP server reached over HTTP instead of a command after --")
+    """--url, --transport and --header: a server reached over HTTP instead of a command."""
+    parser.add_argument("--url", metavar="URL", help="connect to an MCP server over HTTP instead of running a command")
     parser.add_argument("--transport", default="auto", choices=("auto", "streamable-http", "sse"),
-                        help="with --url: auto (default), streamable-http or sse (the legacy HTTP+SSE transport)")
+                        help="with --url: auto (default: Streamable HTTP, falling back to the legacy HTTP+SSE "
+                             "transport), streamable-http or sse")
     parser.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
-                        help="an HTTP header for every request to --url (repeatable; never recorded)")
+                        help="an HTTP header for every request to --url, e.g. an Authorization bearer token "
+                             "(repeatable; never written to a recording)")
 
 
 def http_target(args: argparse.Namespace, command: list[str]):
@@ -165,6 +171,12 @@ def header_values(items: list[str]) -> tuple[tuple[str, str], ...]:
         return parse_headers(items)
     except TargetError as exc:
         raise UsageError(str(exc)) from None
+
+
+def add_rules_option(parser: argparse.ArgumentParser) -> None:
+    """--rules FILE: diagnostics switched off."""
+    parser.add_argument("--rules", metavar="FILE",
+                        help='switch diagnostics off: a JSON file {"disable": [rule ids]} (see docs/rules.md)')
 
 
 def disabled_rules(path: str | None) -> frozenset:

@@ -13,7 +13,6 @@ import sys
 import threading
 from typing import Any
 
-from inspector.config import DEFAULT_TIMEOUT
 from inspector.protocol.eras import parse_protocol
 from inspector.headless import close_store, open_store
 from inspector.recording.files import Loaded, RecordingError, read_recording
@@ -22,8 +21,8 @@ from inspector.recording.replay import (
     ABSENT, DEFAULT_IGNORES, SAME, Replayer, ReplayError, ReplayReport, Step, parse_path, plan,
 )
 from inspector.commands.common import (
-    Parser, UsageError, add_http_options, add_server_options, http_target, dumps, protocol_choice, echo_stderr,
-    env_keys, fail, seconds, server_env, split_command, terminal_text, write_stdout,
+    Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps, echo_stderr,
+    env_keys, fail, server_env, split_command, terminal_text, write_stdout,
 )
 
 VALUE_CHARS = 300  # a diff line shows this much of each value; --json has them whole
@@ -52,15 +51,13 @@ def build_parser() -> Parser:
                         help="leave out what this JSONPath matches when comparing (repeatable)")
     parser.add_argument("--no-default-ignores", action="store_true", help="compare ids and timestamps too")
     parser.add_argument("--json", action="store_true", help="print the report as JSON (for CI)")
-    parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA",
-                        help="auto (default: the recording's own messages), or legacy, modern or a revision date "
-                             "to send instead of the recorded version")
-    parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                        help=f"seconds to wait for each answer (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--record", metavar="PATH", help="also write a recording of this run to PATH")
     parser.add_argument("--run-recorded-command", action="store_true",
                         help="without -- COMMAND: run the command named in the recording (printed first)")
     add_server_options(parser)
+    add_protocol_options(parser, timeout_help="seconds to wait for each answer",
+                         protocol_help="auto (default: the recording's own messages), or legacy, modern or a revision "
+                                       "date to send instead of the recorded version")
     add_http_options(parser)
     return parser
 

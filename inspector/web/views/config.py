@@ -10,8 +10,9 @@ import os
 
 from flask import Blueprint, Response, current_app, render_template, request
 
-from inspector.server_config import FLAVOURS, ServerEntry, server_entry_snippet
-from inspector.targets import session_connector
+from inspector.client_configs import FLAVOURS, ServerEntry, server_entry_snippet
+from inspector.config import server_environment
+from inspector.targets import redacted, session_connector
 
 bp = Blueprint("config_views", __name__)
 
@@ -41,13 +42,12 @@ def start_entry():
     services["current_entry"] = entry.name
     describe = {"config": config.config_file, "server": entry.name, "transport": entry.transport}
     if entry.transport == "stdio":
-        env = dict(os.environ)
-        env.update(dict(entry.env))
         describe["command"] = list(entry.command)
-        session.retarget(command=list(entry.command), cwd=entry.cwd or config.cwd, env=env, describe=describe)
+        session.retarget(command=list(entry.command), cwd=entry.cwd or config.cwd, env=server_environment(entry.env),
+                         describe=describe)
     else:
         describe["url"] = entry.url
-        describe["headers"] = {name: "[REDACTED]" for name, _ in entry.headers}
+        describe["headers"] = redacted(entry.headers)
         port = current_app.config.get("INSPECTOR_PORT", 0)
         session.retarget(url=entry.url, headers=list(entry.headers) + list(config.headers), describe=describe,
                          connect=session_connector(entry.url, entry.transport, lambda: [port]))

@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 
 from flask import Flask, Response, abort, current_app, render_template, request
 
-from inspector.commands.call import copy_as_command
-from inspector.commands.common import UsageError
+from inspector.command_line import copy_as_command
 from inspector.targets import HttpTarget
-from inspector.commands.export import parse_selection, redact_recording
+from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, read_recording
 from inspector.protocol.redact import Rules
 
@@ -124,11 +123,10 @@ def register(app: Flask) -> None:
         s = _services()
         try:
             selection = parse_selection(request.args["seq"]) if request.args.get("seq") else None
-        except UsageError as exc:
+        except ValueError as exc:
             abort(400, description=str(exc).replace("--seq", "rows"))
         store = s["store"]
-        records = [store.record(row.seq) for row in store.rows()
-                   if selection is None or any(lo <= row.seq <= hi for lo, hi in selection)]
+        records = [store.record(row.seq) for row in store.rows() if in_selection(row.seq, selection)]
         header = _current_header(store)
         rules = Rules.build(literals=[s["token"]])
         redacted = redact_recording(header, [r for r in records if r is not None], rules)

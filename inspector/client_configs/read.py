@@ -1,16 +1,14 @@
-"""Servers listed in the config files of other MCP clients: read one, pick one, and write the entry for ours.
+"""Servers listed in the config files of other MCP clients: read one, pick one.
 
 Formats read (all parsed with json5, so comments and trailing commas are fine everywhere):
 
 * Claude Desktop / Claude Code / Cursor:
   ``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url", "headers"}}}``,
   with an optional ``"type"`` (``stdio``, ``http``, ``streamable-http``, ``sse``).
-* VS Code ``mcp.json``: ``{"servers": {NAME: {"type", ...}}, "inputs": [...]}``, plus ``envFile``; the older
-  ``settings.json`` form ``{"mcp": {"servers": ..., "inputs": ...}}`` is read too.
+* VS Code ``mcp.json``: ``{"servers": {NAME: {"type", ...}}, "inputs": [...]}``, plus ``envFile`` (dotenv syntax,
+  read with python-dotenv); the older ``settings.json`` form ``{"mcp": {"servers": ..., "inputs": ...}}`` is read too.
 
-Values may use ``${workspaceFolder}``, ``${workspaceFolderBasename}``, ``${userHome}``, ``${pathSeparator}``, ``${/}``,
-``${env:NAME}`` and ``${input:ID}``; in ``mcpServers`` files also Claude Code's ``${NAME}`` and ``${NAME:-default}``.
-``${input:...}`` can never be resolved: mcp-inspect has nobody to prompt.
+Values may use ``${…}`` variables (client_configs.variables).
 
 What is wrong with an entry is said in words, one line each, instead of raising: ``problems`` block a start,
 ``notes`` do not (``disabled: true`` is a note: picking that server by name is a deliberate choice).
@@ -23,23 +21,20 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import json5
 
-TRANSPORTS = ("stdio", "streamable-http", "sse")
-FLAVOURS = ("claude", "cursor", "vscode")
+from inspector.client_configs.env_file import merge_env_file
+from inspector.client_configs.variables import Context, expand, in_workspace, workspace_folder
 
-# Folders whose parent is the workspace: `.vscode/mcp.json`, `.cursor/mcp.json`.
-_WORKSPACE_SUBFOLDERS = (".vscode", ".cursor")
-_VARIABLE = re.compile(r"\$\{([^{}]*)\}")
-_BARE_ENV = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?::-(.*))?$", re.DOTALL)
+TRANSPORTS = ("stdio", "streamable-http", "sse")
+
 _PLACEHOLDER = re.compile(r"^<set .* here>$", re.DOTALL)
 _JSON5_POSITION = re.compile(r"^<string>:(\d+) (.*) at column (\d+)$", re.DOTALL)
-_ENV_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)$", re.DOTALL)
 
 
 class ConfigError(Exception):
@@ -85,18 +80,6 @@ class ServerEntry:
                        unresolved_env=tuple(k for k in self.unresolved_env if k not in overrides))
 
 
-@dataclass(frozen=True)
-class _Context:
-    """What `${...}` variables resolve against."""
-
-    workspace: str | None
-    home: str
-    environ: Mapping[str, str]
-    inputs: Mapping[str, str]
-    """input id -> its description, to name the prompt we cannot show."""
-    bare_env: bool
-    """Claude Code's `${NAME}` / `${NAME:-default}` (mcpServers files only)."""
-
 
 # ---------------------------------------------------------------- reading the file
 
@@ -111,8 +94,8 @@ def parse_config(text: str, *, path: str | None = None, environ: Mapping[str, st
     where = path or "the config file"
     data = _parse_json5(text, where)
     servers, inputs, style = _server_map(data, where)
-    ctx = _Context(
-        workspace=_workspace_folder(path),
+    ctx = Context(
+        workspace=workspace_folder(path),
         home=home if home is not None else str(Path.home()),
         environ=os.environ if environ is None else environ,
         inputs=_input_descriptions(inputs),
@@ -135,7 +118,7 @@ def load_config_file(path: str) -> dict[str, ServerEntry]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     entries = parse_config(text, path=full)
-    return {name: _merge_env_file(entry) for name, entry in entries.items()}
+    return {name: merge_env_file(entry) for name, entry in entries.items()}
 
 
 def pick(entries: Mapping[str, ServerEntry], name: str | None) -> ServerEntry:
@@ -190,16 +173,6 @@ def _server_map(data: object, where: str) -> tuple[dict, object, str]:
     raise ConfigError(f"{where}: has neither an \"mcpServers\" nor a \"servers\" map")
 
 
-def _workspace_folder(path: str | None) -> str | None:
-    """The folder that holds `.vscode/` (or `.cursor/`) when the file is in one, else the file's own folder."""
-    if not path:
-        return None
-    folder = os.path.dirname(os.path.abspath(path))
-    if os.path.basename(folder) in _WORKSPACE_SUBFOLDERS:
-        return os.path.dirname(folder)
-    return folder
-
-
 def _input_descriptions(inputs: object) -> dict[str, str]:
     """id -> description of VS Code's "inputs" entries (malformed ones are skipped: they only improve messages)."""
     found: dict[str, str] = {}
@@ -215,7 +188,7 @@ def _input_descriptions(inputs: object) -> dict[str, str]:
 class _Builder:
     """Collects an entry's fields and problems while its raw object is read."""
 
-    def __init__(self, name: str, ctx: _Context) -> None:
+    def __init__(self, name: str, ctx: Context) -> None:
         self.name = name
         self.ctx = ctx
         self.problems: list[str] = []
@@ -224,7 +197,7 @@ class _Builder:
 
     def expand(self, where: str, value: str, fix: str = "") -> str | None:
         """`value` with its variables resolved, or None after recording why it cannot be."""
-        text, reasons = _expand(value, self.ctx)
+        text, reasons = expand(value, self.ctx)
         if not reasons:
             return text
         self.problems.append(f"{where} uses {' and '.join(reasons)}{fix}")
@@ -236,7 +209,7 @@ class _Builder:
         self.unresolved_env.append(key)
 
 
-def _entry(name: str, raw: object, ctx: _Context) -> ServerEntry:
+def _entry(name: str, raw: object, ctx: Context) -> ServerEntry:
     """One ServerEntry from its raw object: never raises, problems are recorded instead."""
     b = _Builder(name, ctx)
     if not isinstance(raw, dict):
@@ -278,8 +251,9 @@ def _transport(raw: dict, b: _Builder) -> str:
 
 
 def _stdio_fields(raw: dict, b: _Builder) -> dict:
-    """command (argv), env, cwd and env_file of a stdio entry."""
-    return {"command": _argv(raw, b), "env": _env(raw, b), "cwd": _cwd(raw, b), "env_file": _env_file(raw, b)}
+    """command (argv), env, cwd and env_file (the envFile's resolved path, for load_config_file) of a stdio entry."""
+    return {"command": _argv(raw, b), "env": _env(raw, b), "cwd": _path(raw, "cwd", b),
+            "env_file": _path(raw, "envFile", b)}
 
 
 def _argv(raw: dict, b: _Builder) -> tuple[str, ...]:
@@ -291,7 +265,7 @@ def _argv(raw: dict, b: _Builder) -> tuple[str, ...]:
         b.problems.append("missing command" if command == "" else f"command is {_kind(command)}, not a string")
         return ()
     expanded = b.expand("command", command)
-    argv = [command if expanded is None else _in_workspace(expanded, b.ctx, only_with_slash=True)]
+    argv = [command if expanded is None else in_workspace(expanded, b.ctx, only_with_slash=True)]
     args = raw.get("args", [])
     if args is None:
         args = []
@@ -325,7 +299,7 @@ def _env(raw: dict, b: _Builder) -> tuple[tuple[str, str], ...]:
             b.env_problem(key, f"is {_kind(value)}, not a string")
             pairs.append((key, json.dumps(value)))
             continue
-        text, reasons = _expand(value, b.ctx)
+        text, reasons = expand(value, b.ctx)
         if reasons:
             b.env_problem(key, f"uses {' and '.join(reasons)}")
         elif _PLACEHOLDER.match(text):
@@ -334,28 +308,19 @@ def _env(raw: dict, b: _Builder) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def _cwd(raw: dict, b: _Builder) -> str | None:
-    """The working folder, expanded and made absolute against the workspace."""
-    cwd = raw.get("cwd")
-    if cwd is None:
-        return None
-    if not isinstance(cwd, str):
-        b.problems.append(f"cwd is {_kind(cwd)}, not a string")
-        return None
-    expanded = b.expand("cwd", cwd)
-    return cwd if expanded is None else _in_workspace(expanded, b.ctx, only_with_slash=False)
-
-
-def _env_file(raw: dict, b: _Builder) -> str | None:
-    """Where the envFile is (resolved), for load_config_file to read."""
-    value = raw.get("envFile")
+def _path(raw: dict, key: str, b: _Builder) -> str | None:
+    """A path field (cwd, envFile), expanded and made absolute against the workspace. A cwd whose variables cannot
+    be resolved stays as written (the problem blocks a start anyway); such an envFile is not read at all."""
+    value = raw.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
-        b.problems.append(f"envFile is {_kind(value)}, not a string")
+        b.problems.append(f"{key} is {_kind(value)}, not a string")
         return None
-    expanded = b.expand("envFile", value)
-    return None if expanded is None else _in_workspace(expanded, b.ctx, only_with_slash=False)
+    expanded = b.expand(key, value)
+    if expanded is None:
+        return value if key == "cwd" else None
+    return in_workspace(expanded, b.ctx, only_with_slash=False)
 
 
 def _http_fields(raw: dict, b: _Builder) -> dict:
@@ -395,62 +360,6 @@ def _headers(raw: dict, b: _Builder) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-# ---------------------------------------------------------------- variables and paths
-
-
-def _expand(value: str, ctx: _Context) -> tuple[str, list[str]]:
-    """(value with every resolvable `${...}` replaced, the reasons for those that are not)."""
-    reasons: list[str] = []
-
-    def one(match: re.Match) -> str:
-        resolved, reason = _variable(match.group(1), ctx)
-        if reason is not None:
-            reasons.append(f"{match.group(0)}, {reason}")
-            return match.group(0)
-        return resolved
-
-    return _VARIABLE.sub(one, value), reasons
-
-
-def _variable(name: str, ctx: _Context) -> tuple[str, str | None]:
-    """(value, None) for a variable we can resolve, else ("", why not)."""
-    if name in ("workspaceFolder", "workspaceFolderBasename"):
-        if ctx.workspace is None:
-            return "", "which needs the config file's path"
-        return (ctx.workspace if name == "workspaceFolder" else os.path.basename(ctx.workspace)), None
-    if name == "userHome":
-        return ctx.home, None
-    if name in ("pathSeparator", "/"):
-        return os.sep, None
-    if name.startswith("env:"):
-        key = name[4:]
-        if key in ctx.environ:
-            return ctx.environ[key], None
-        return "", f"which is not set in mcp-inspect's environment (export {key} first)"
-    if name.startswith("input:"):
-        described = ctx.inputs.get(name[6:])
-        about = f" (\u201c{described}\u201d)" if described else ""
-        return "", f"which mcp-inspect cannot ask for{about}"
-    bare = _BARE_ENV.match(name) if ctx.bare_env else None
-    if bare:
-        key, default = bare.groups()
-        if key in ctx.environ:
-            return ctx.environ[key], None
-        if default is not None:
-            return default, None
-        return "", f"which is not set in mcp-inspect's environment (export {key} first)"
-    return "", "which mcp-inspect does not know"
-
-
-def _in_workspace(value: str, ctx: _Context, *, only_with_slash: bool) -> str:
-    """A relative path made absolute against the workspace; a bare command name (npx, uvx) stays bare."""
-    if ctx.workspace is None or os.path.isabs(value) or not value:
-        return value
-    if only_with_slash and "/" not in value and os.sep not in value:
-        return value
-    return os.path.normpath(os.path.join(ctx.workspace, value))
-
-
 def _kind(value: object) -> str:
     """A JSON value's kind in words, for messages."""
     if value is None:
@@ -462,120 +371,3 @@ def _kind(value: object) -> str:
     if isinstance(value, str):
         return "a string"
     return "a list" if isinstance(value, list) else "an object"
-
-
-# ---------------------------------------------------------------- envFile
-
-
-def parse_env_file(text: str) -> tuple[dict[str, str], list[int]]:
-    """(KEY -> VALUE, numbers of lines that were not KEY=VALUE) of a dotenv file.
-
-    Blank lines and `#` comments are skipped, `export ` is allowed, values may be quoted ('...' literally,
-    "..." with \\n, \\t, \\" and \\\\ escapes); an unquoted value ends at ` #`.
-    """
-    values: dict[str, str] = {}
-    bad: list[int] = []
-    for number, line in enumerate(text.lstrip("\ufeff").splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        found = _ENV_LINE.match(stripped)
-        if not found:
-            bad.append(number)
-            continue
-        values[found.group(1)] = _env_value(found.group(2).strip())
-    return values, bad
-
-
-def _env_value(value: str) -> str:
-    """A dotenv value without its quotes or trailing comment."""
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1]
-    if len(value) >= 2 and value[0] == '"' and value.endswith('"'):
-        escapes = {"n": "\n", "t": "\t", '"': '"', "\\": "\\"}
-        return re.sub(r"\\(.)", lambda m: escapes.get(m.group(1), m.group(0)), value[1:-1])
-    return re.split(r"\s+#", value, maxsplit=1)[0].rstrip()
-
-
-def _merge_env_file(entry: ServerEntry) -> ServerEntry:
-    """The entry with its envFile's values under its own env (the entry's env wins, as in VS Code)."""
-    if entry.env_file is None:
-        return entry
-    try:
-        text = Path(entry.env_file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return replace(entry, problems=entry.problems + (f"envFile {entry.env_file} cannot be read: {why}",))
-    values, bad = parse_env_file(text)
-    merged = {**values, **dict(entry.env)}
-    notes = tuple(f"envFile {entry.env_file} line {n} is not KEY=VALUE and was skipped" for n in bad)
-    return replace(entry, env=tuple(merged.items()), notes=entry.notes + notes)
-
-
-# ---------------------------------------------------------------- the other way: our server as an entry
-
-
-def server_entry_snippet(*, name: str, command: Iterable[str] = (), env_keys: Iterable[str] = (),
-                         cwd: str | None = None, url: str | None = None, header_names: Iterable[str] = (),
-                         transport: str | None = None, flavour: str) -> str:
-    """The JSON that adds this server to a client's config file ("copy server entry").
-
-    flavour "claude" / "cursor" gives ``{"mcpServers": {...}}``, "vscode" gives ``{"servers": {...}, "inputs": [...]}``.
-    Secrets never appear: env and header values are ``<set KEY here>`` placeholders, or ``${input:...}`` prompts
-    (password inputs) for VS Code. `transport` ("streamable-http" or "sse") matters only with `url`.
-    Note that none of these formats can escape a literal ``${`` in argv: such text would be read as a variable.
-    """
-    if flavour not in FLAVOURS:
-        raise ValueError(f"flavour must be one of {', '.join(FLAVOURS)}, not {flavour!r}")
-    argv = list(command)
-    if bool(argv) == bool(url):
-        raise ValueError("give exactly one of command and url")
-    kind = transport or ("stdio" if argv else "streamable-http")
-    if kind == "http":
-        kind = "streamable-http"
-    if kind not in TRANSPORTS or (kind == "stdio") != bool(argv):
-        raise ValueError(f"transport {kind!r} does not fit {'a command' if argv else 'a url'}")
-    inputs: list[dict] = []
-    secret = _vscode_secret(name, inputs) if flavour == "vscode" else _placeholder
-    entry: dict = {}
-    if flavour == "vscode":
-        entry["type"] = {"stdio": "stdio", "streamable-http": "http", "sse": "sse"}[kind]
-    if argv:
-        entry["command"], entry["args"] = argv[0], argv[1:]
-        if env_keys := list(env_keys):
-            entry["env"] = {key: secret(key) for key in env_keys}
-        if cwd:
-            entry["cwd"] = cwd
-    else:
-        if kind == "sse" and flavour != "vscode":
-            entry["type"] = "sse"  # without a type a url reads as streamable HTTP
-        entry["url"] = url
-        if header_names := list(header_names):
-            entry["headers"] = {key: secret(key) for key in header_names}
-    document: dict = {"servers" if flavour == "vscode" else "mcpServers": {name: entry}}
-    if inputs:
-        document["inputs"] = inputs
-    return json.dumps(document, indent=2, ensure_ascii=False)
-
-
-def _placeholder(key: str) -> str:
-    """The Claude / Cursor stand-in for a secret value."""
-    return f"<set {key} here>"
-
-
-def _vscode_secret(name: str, inputs: list[dict]):
-    """A function key -> "${input:ID}" that also appends a password prompt for ID to `inputs`."""
-    taken: set[str] = set()
-
-    def secret(key: str) -> str:
-        # Input ids are shared by the whole file, so they carry the server's name; "}" would end the variable.
-        base = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{name}-{key}").strip("-") or "value"
-        ident, n = base, 2
-        while ident in taken:
-            ident, n = f"{base}-{n}", n + 1
-        taken.add(ident)
-        inputs.append({"type": "promptString", "id": ident, "description": f"{key} for the {name} server",
-                       "password": True})
-        return f"${{input:{ident}}}"
-
-    return secret

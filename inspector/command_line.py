@@ -1,0 +1,84 @@
+"""The command line the other way round: a request of this session as the `mcp-inspect call …` line that sends it
+again; and what both faces (the command line and the page) say about a wrong invocation.
+
+It is the inverse of cli.py's parsing, so it lives beside it; the page imports it without importing a command.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+
+class UsageError(Exception):
+    """A wrong invocation: one line for the user, exit code 2."""
+
+
+def env_pairs(items: list[str]) -> list[tuple[str, str]]:
+    """The -e KEY=VALUE values as (key, value); raises UsageError."""
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--env takes KEY=VALUE, got {item!r}")
+        pairs.append((key, value))
+    return pairs
+
+
+def env_keys(items: list[str]) -> list[str]:
+    """The names given with -e (their values never reach a recording)."""
+    return [item.partition("=")[0] for item in items]
+
+
+def copy_as_command(target_command: list[str], msg: dict, cwd: str | None = None,
+                    env_keys: list[str] | tuple[str, ...] = (), url: str | None = None,
+                    header_names: list[str] | tuple[str, ...] = ()) -> str:
+    """The `mcp-inspect call ...` line that sends this request again to the same server.
+
+    Env values are never included: each -e KEY becomes `-e KEY="$KEY"`, read from the user's shell; an HTTP
+    header's value becomes a shell variable named after the header the same way.
+    """
+    method = msg.get("method") if isinstance(msg, dict) else None
+    if not isinstance(method, str):
+        raise ValueError("not a request: it has no method")
+    params = msg.get("params")
+    words = ["mcp-inspect", "call", method]
+    keys = set(params) if isinstance(params, dict) else None
+    if method == "tools/call" and keys == {"name", "arguments"} and isinstance(params["name"], str) \
+            and isinstance(params["arguments"], dict):
+        words += ["--tool", params["name"], "--args", _compact(params["arguments"])]
+    elif method == "resources/read" and keys == {"uri"} and isinstance(params["uri"], str):
+        words += ["--uri", params["uri"]]
+    elif method == "prompts/get" and keys in ({"name"}, {"name", "arguments"}) and isinstance(params["name"], str) \
+            and isinstance(params.get("arguments", {}), dict):
+        words += ["--prompt", params["name"]]
+        if "arguments" in params:
+            words += ["--prompt-args", _compact(params["arguments"])]
+    elif "params" in msg:
+        words += ["--params", _compact(params)]
+    if cwd:
+        words += ["--cwd", cwd]
+    line = [shlex.join(words)]
+    line += [f"-e {_env_placeholder(key)}" for key in env_keys]
+    if url:
+        line += ["--url", shlex.quote(url)]
+        line += [f'-H "{name}: ${_shell_name(name)}"' for name in header_names if re.fullmatch(r"[A-Za-z0-9-]+", name)]
+    else:
+        line += ["--", shlex.join(target_command)]
+    return " ".join(line)
+
+
+def _shell_name(header: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", header).upper()
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _env_placeholder(key: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+        return f'{key}="${key}"'  # the shell fills in the user's own value; ours never leaves the inspector
+    return shlex.quote(f"{key}=...")  # not a shell variable name: the user types the value
