@@ -18,8 +18,8 @@ from inspector.protocol.eras import explain_error
 from inspector.headless import ConnectFailed, NoAnswer, SpawnError, Wire, close_store, connect, open_store
 from inspector.recording.files import RecordingError
 from inspector.commands.common import (
-    Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps, echo_stderr,
-    env_keys, fail, server_env, split_command, write_stdout,
+    Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
+    echo_stderr, env_keys, fail, server_env, split_command, write_stdout,
 )
 
 # Shorthand option → the method it implies.

@@ -21,8 +21,8 @@ from inspector.headless import ConnectFailed, NoAnswer, Sink, SpawnError, Wire, 
 from inspector.recording.files import RecordingError
 from inspector.protocol.records import EVENT, MESSAGE, TO_SERVER, Record
 from inspector.commands.common import (
-    Parser, UsageError, add_http_options, add_protocol_options, add_rules_option, add_server_options, disabled_rules,
-    dumps, http_target, env_keys, fail, server_env, split_command, terminal_text, write_stdout,
+    Parser, UsageError, add_http_options, add_protocol_options, add_rules_option, add_server_options,
+    disabled_rules, dumps, http_target, env_keys, fail, server_env, split_command, terminal_text, write_stdout,
 )
 
 DEFAULT_CHECK_TIMEOUT = 10.0

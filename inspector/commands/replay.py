@@ -21,8 +21,8 @@ from inspector.recording.replay import (
     ABSENT, DEFAULT_IGNORES, SAME, Replayer, ReplayError, ReplayReport, Step, parse_path, plan,
 )
 from inspector.commands.common import (
-    Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps, echo_stderr,
-    env_keys, fail, server_env, split_command, terminal_text, write_stdout,
+    Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
+    echo_stderr, env_keys, fail, server_env, split_command, terminal_text, write_stdout,
 )
 
 VALUE_CHARS = 300  # a diff line shows this much of each value; --json has them whole
