@@ -48,6 +48,7 @@ from typing import Any
 import httpcore
 import httpx
 
+from inspector.protocol.json import REDACTED
 from inspector.transport.sse import SseEvent, SseParser
 from inspector.transport.stdio import ExitInfo, SpawnError
 
@@ -63,7 +64,6 @@ MAX_RESUMES = 2
 BODY_PREVIEW_CHARS = 500
 ERROR_BODY_BYTES = 64 * 1024
 WRITE_TIMEOUT = 30.0
-REDACTED = "[REDACTED]"
 AUTH_HINT = "the server needs authorization (OAuth is not supported by mcp-inspect yet; pass a token with --header)"
 # Methods whose Mcp-Name header (2026-07-28) mirrors one of their params.
 NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}

@@ -10,6 +10,7 @@ import os
 
 from flask import Blueprint, Response, current_app, render_template, request
 
+from inspector.protocol.json import REDACTED
 from inspector.server_config import FLAVOURS, ServerEntry, server_entry_snippet
 from inspector.targets import session_connector
 
@@ -47,7 +48,7 @@ def start_entry():
         session.retarget(command=list(entry.command), cwd=entry.cwd or config.cwd, env=env, describe=describe)
     else:
         describe["url"] = entry.url
-        describe["headers"] = {name: "[REDACTED]" for name, _ in entry.headers}
+        describe["headers"] = {name: REDACTED for name, _ in entry.headers}
         port = current_app.config.get("INSPECTOR_PORT", 0)
         session.retarget(url=entry.url, headers=list(entry.headers) + list(config.headers), describe=describe,
                          connect=session_connector(entry.url, entry.transport, lambda: [port]))
