@@ -218,6 +218,25 @@ def test_result_schema_structured_content_against_output_schema():
     assert feed.result(5, {"content": [], "isError": True}) == []  # errors need not match
 
 
+@pytest.mark.parametrize("ref, needle", [
+    ("https://example.invalid/x.json", "Unresolvable: https://example.invalid/x.json"),  # never fetched
+    ("#/$defs/missing", "/$defs/missing"),
+])
+def test_unresolvable_output_schema_ref_is_a_finding_and_checking_goes_on(ref, needle):
+    feed = Feed()
+    feed.send_request(1, "tools/list")
+    bad = {"name": "bad", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object", "$ref": ref}}
+    feed.result(1, {"tools": [bad]})
+    feed.send_request(2, "tools/call", {"name": "bad"})
+    found = feed.result(2, {"content": [], "structuredContent": {"a": 1}})
+    assert [w.rule for w in found] == ["output-schema-unusable"]
+    assert "'bad'" in found[0].text and needle in found[0].text
+    feed.receive({"jsonrpc": "2.0", "id": 99, "result": {}})  # a later mistake in the same session is still seen
+    assert feed.rules() == ["output-schema-unusable", "unmatched-response"]
+    feed.send_request(3, "tools/call", {"name": "bad"})
+    assert feed.result(3, {"content": [], "structuredContent": {"a": 1}, "isError": True}) == []
+
+
 def test_result_schema_older_revision_says_lenient():
     text = result_problems("tools/list", "2024-11-05", {"tools": [{"name": "a"}]})
     assert "applied leniently to 2024-11-05" in text

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record
-from inspector.protocol.diagnostics.results import result_problems
+from inspector.protocol.diagnostics.results import output_schema_problem, result_problems
 from inspector.protocol.diagnostics.rules import Warning, warning
 
 BATCH_VERSIONS = ("2025-03-26",)  # the only revision that allowed JSON-RPC batches
@@ -353,3 +353,6 @@ class ProtocolChecker:
         text = result_problems(entry.method, self.version, result, tool)
         if text:
             found.append(("result-schema", seq, text))
+        unusable = output_schema_problem(tool, result)
+        if unusable:
+            found.append(("output-schema-unusable", seq, unusable))

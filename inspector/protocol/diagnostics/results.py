@@ -13,6 +13,8 @@ import binascii
 import re
 from typing import Any
 
+from inspector.protocol import schemas
+
 LEGACY_SCHEMA = "2025-11-25"
 MODERN = "2026-07-28"
 CONTENT_TYPES = ("text", "image", "audio", "resource_link", "resource")
@@ -87,16 +89,24 @@ def _own_checks(method: str, result: dict, tool: dict | None, version: str) -> l
     return problems
 
 
-def _match_output_schema(schema: dict, value: Any) -> list[str]:
-    import jsonschema
+def output_schema_problem(tool: Any, result: Any) -> str:
+    """Why a tool's outputSchema could not check this result's structuredContent (an unresolvable or remote $ref,
+    ...), or "" when it could (or there is nothing to check). A schema the metaschema rejects is the tool review's
+    to report."""
+    schema = tool.get("outputSchema") if isinstance(tool, dict) else None
+    if not (isinstance(schema, dict) and isinstance(result, dict) and "structuredContent" in result) \
+            or result.get("isError") is True or schemas.check(schema) is not None:
+        return ""
+    # $refs resolve lazily, so only checking the actual value shows whether the ones it reaches resolve.
+    problem = schemas.validate(schema, result["structuredContent"])
+    return f"tool {tool.get('name')!r}: its outputSchema cannot be used: {problem}" \
+        if isinstance(problem, schemas.SchemaProblem) else ""
 
-    try:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        error = jsonschema.exceptions.best_match(cls(schema).iter_errors(value))
-    except jsonschema.exceptions.SchemaError:
-        return []  # the tool review reports a broken schema; nothing to match against
-    if error is None:
-        return []
+
+def _match_output_schema(schema: dict, value: Any) -> list[str]:
+    error = schemas.best_error(schema, value)
+    if error is None or isinstance(error, schemas.SchemaProblem):
+        return []  # a schema that cannot be used is reported on its own (output_schema_problem, the review)
     place = "/".join(str(p) for p in error.absolute_path) or "(top)"
     return [f"structuredContent does not match the outputSchema at {place}: {error.message}"]
 

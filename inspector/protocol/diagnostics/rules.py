@@ -31,6 +31,9 @@ RULES: dict[str, tuple[str, str]] = {
                                    "sys.stdout.flush()), and answer every request."),
     "result-schema": (PROTOCOL, "Return results in the shape the negotiated protocol revision defines for "
                                 "the method."),
+    "output-schema-unusable": (PROTOCOL, "Keep every $ref in a tool's outputSchema local (\"#/$defs/...\") and "
+                                         "pointing at a definition that exists, so clients can check "
+                                         "structuredContent."),
     "undeclared-capability": (PROTOCOL, "Declare the capability in the initialize result before using it, "
                                         "or stop using it."),
     "method-not-in-version": (PROTOCOL, "Use only methods of the negotiated protocol revision."),
