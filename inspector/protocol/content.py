@@ -14,9 +14,8 @@ from typing import Any
 
 from inspector.protocol import schemas
 from inspector.protocol.json import pointer
-from inspector.web.present import pretty, safe_link, text_block
+from inspector.protocol.text import RASTER_IMAGE_TYPES, pretty, safe_link, text_block
 
-RASTER_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 TEXT_LIMIT = 512 * 1024
 """Characters of one text block shown in the page; the full text stays in the timeline and the recording."""
 SOURCE_LIMIT = 64 * 1024

@@ -10,7 +10,7 @@ import time
 from flask import Flask, Response, abort, current_app, render_template, request
 
 from inspector.web.views import share as share_views, tools as tool_views
-from inspector.web.present import pretty, slug
+from inspector.protocol.text import pretty, slug
 from inspector.protocol import forms
 from inspector.asks import USER_REJECTED
 from inspector.protocol.diagnostics.review import review_tools
