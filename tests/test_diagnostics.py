@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from inspector.protocol.diagnostics import RULES, ProtocolChecker, RulesError, load_rules, review_tools, summarize
+from inspector.commands.common import read_rules_file
+from inspector.protocol.diagnostics import RULES, ProtocolChecker, RulesError, parse_rules, review_tools, summarize
 from inspector.protocol.diagnostics.results import is_base64, result_problems
 from inspector.protocol.records import Record
 
@@ -390,24 +391,26 @@ def test_review_disable():
 
 # -- rules file -------------------------------------------------------------------------------------------------
 
-def test_load_rules(tmp_path):
+def test_parse_rules():
+    assert parse_rules('{"disable": ["param-no-example", "batch"]}', "r.json") == {"param-no-example", "batch"}
+
+
+def test_read_rules_file(tmp_path):
     path = tmp_path / "r.json"
-    path.write_text('{"disable": ["param-no-example", "batch"]}')
-    assert load_rules(path) == {"param-no-example", "batch"}
+    path.write_text('{"disable": ["batch"]}')
+    assert read_rules_file(path) == {"batch"}
+    with pytest.raises(RulesError, match="no such file"):
+        read_rules_file(tmp_path / "missing.json")
 
 
 @pytest.mark.parametrize("text, needle", [("{", "not valid JSON"), ("[]", "JSON object"),
                                           ('{"disable": "batch"}', "list of rule ids"),
                                           ('{"disable": ["nope"]}', "unknown rule id(s) nope"),
                                           ('{"enable": []}', "unknown key")])
-def test_load_rules_errors(tmp_path, text, needle):
-    path = tmp_path / "r.json"
-    path.write_text(text)
+def test_parse_rules_errors(text, needle):
     with pytest.raises(RulesError, match=".*") as info:
-        load_rules(path)
-    assert needle in str(info.value)
-    with pytest.raises(RulesError, match="no such file"):
-        load_rules(tmp_path / "missing.json")
+        parse_rules(text, "r.json")
+    assert needle in str(info.value) and "r.json" in str(info.value)
 
 
 def test_every_rule_is_documented():
