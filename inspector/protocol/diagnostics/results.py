@@ -14,9 +14,11 @@ import re
 from typing import Any
 
 from inspector.protocol import schemas
+from inspector.protocol.eras import LEGACY_VERSION, MODERN_VERSION, STRUCTURED_CONTENT_SINCE
 
-LEGACY_SCHEMA = "2025-11-25"
-MODERN = "2026-07-28"
+LEGACY_SCHEMA = LEGACY_VERSION
+"""The mcp_types revision the handshake-era results are checked with."""
+MODERN = MODERN_VERSION
 CONTENT_TYPES = ("text", "image", "audio", "resource_link", "resource")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
@@ -72,7 +74,7 @@ def _own_checks(method: str, result: dict, tool: dict | None, version: str) -> l
     if method == "tools/call":
         problems += content_problems(result.get("content"), "content")
         schema = tool.get("outputSchema") if isinstance(tool, dict) else None
-        if isinstance(schema, dict) and result.get("isError") is not True and version >= "2025-06-18":
+        if isinstance(schema, dict) and result.get("isError") is not True and version >= STRUCTURED_CONTENT_SINCE:
             if "structuredContent" not in result:
                 problems.append(f"tool {tool.get('name')!r} has an outputSchema but the result has no "
                                 "structuredContent")
@@ -145,7 +147,7 @@ def result_problems(method: str, version: str | None, result: Any, tool: dict | 
         return f"the {method} result is not an object{note}"
     problems = []
     if types_version == MODERN and "resultType" not in result:
-        problems.append("resultType is missing (required on every result since 2026-07-28)")
+        problems.append(f"resultType is missing (required on every result since {MODERN})")
         result = {**result, "resultType": "complete"}
     if result.get("resultType") in ("input_required", "task"):
         # Not the method's own result yet: the answer asks for input, or names a task that will produce it.
