@@ -35,7 +35,7 @@ class Match:
 
 
 Steps = tuple
-Difference = tuple  # (steps, before, after)
+"""The place of a difference: member names (str), indexes (int) and Match steps, from the root down."""
 
 
 def list_key(items: list, keys: tuple[str, ...] = NAME_KEYS) -> str | None:
@@ -48,7 +48,7 @@ def list_key(items: list, keys: tuple[str, ...] = NAME_KEYS) -> str | None:
 
 
 def walk(before: Any, after: Any, *, arrays: str = ALIGNED, keyed: tuple[str, ...] = (),
-         skip: Callable[[Any], bool] | None = None, steps: Steps = ()) -> Iterator[Difference]:
+         skip: Callable[[Any], bool] | None = None, steps: Steps = ()) -> Iterator[tuple[Steps, Any, Any]]:
     """Every place where `after` differs from `before`, depth first, members in `before`'s order then new ones.
 
     `keyed`: member names that match array items by identity (see `list_key`) when both sides agree on one.
