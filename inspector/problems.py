@@ -9,10 +9,14 @@ import threading
 import time
 
 from inspector.protocol.diagnostics.protocol import ProtocolChecker
+from inspector.protocol.diagnostics.rules import Warning
 from inspector.protocol.records import EVENT, Record
 from inspector.recording.store import Store
 
 TICK_SECONDS = 1.0
+CHECKER_ERROR = "checker-error"
+"""Not a rule of the catalogue (the server did nothing wrong): the inspector's own checker failed on a record."""
+CHECKER_ERROR_FIX = "This is a bug in mcp-inspect: please report it with the recording."
 
 
 class Problems:
@@ -37,10 +41,20 @@ class Problems:
             except queue.Empty:
                 record = None
             if record is not None and not (record.kind == EVENT and record.event == "warning"):
-                self._report(self.checker.observe(record))
+                self._guarded(lambda: self.checker.observe(record), record.seq or 0)
             if time.monotonic() >= next_tick:
                 next_tick = time.monotonic() + TICK_SECONDS
-                self._report(self.checker.tick(time.time(), self.session.running))
+                self._guarded(lambda: self.checker.tick(time.time(), self.session.running), 0)
+
+    def _guarded(self, check, seq: int) -> None:
+        """Run one check; a bug in the checker becomes a `checker-error` warning instead of ending this thread,
+        which would silently stop every later warning in the page."""
+        try:
+            found = check()
+        except Exception as exc:  # noqa: BLE001 - any record, however odd, must not end the checking
+            found = [Warning(CHECKER_ERROR, seq, f"the protocol checker failed here ({type(exc).__name__}: {exc}); "
+                                                 "later records are still checked", CHECKER_ERROR_FIX)]
+        self._report(found)
 
     def _report(self, warnings: list) -> None:
         for warning in warnings:

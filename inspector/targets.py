@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit
 
-REDACTED = "[REDACTED]"
+from inspector.protocol.json import REDACTED
+
 HTTP_TRANSPORTS = ("auto", "streamable-http", "sse")
 
 

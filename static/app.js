@@ -278,7 +278,7 @@
   });
 
   // ---- generated tool forms: array rows, union branches, null choices --------------------------
-  // Names follow inspector/schema_form.py: a row template's key ends in "~new"; a new row gets the
+  // Names follow inspector/protocol/forms/: a row template's key ends in "~new"; a new row gets the
   // same key with a fresh number wherever that key starts an attribute value.
   function renameKeys(root, templateKey, newKey) {
     var attrs = ['name', 'id', 'for', 'data-key', 'data-row-key', 'data-template-key'];

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from inspector.protocol.diagnostics import RULES, ProtocolChecker, RulesError, load_rules, review_tools, summarize
+from inspector.commands.common import read_rules_file
+from inspector.protocol.diagnostics import RULES, ProtocolChecker, RulesError, parse_rules, review_tools, summarize
 from inspector.protocol.diagnostics.results import is_base64, result_problems
 from inspector.protocol.records import Record
 
@@ -218,6 +219,25 @@ def test_result_schema_structured_content_against_output_schema():
     assert feed.result(5, {"content": [], "isError": True}) == []  # errors need not match
 
 
+@pytest.mark.parametrize("ref, needle", [
+    ("https://example.invalid/x.json", "Unresolvable: https://example.invalid/x.json"),  # never fetched
+    ("#/$defs/missing", "/$defs/missing"),
+])
+def test_unresolvable_output_schema_ref_is_a_finding_and_checking_goes_on(ref, needle):
+    feed = Feed()
+    feed.send_request(1, "tools/list")
+    bad = {"name": "bad", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object", "$ref": ref}}
+    feed.result(1, {"tools": [bad]})
+    feed.send_request(2, "tools/call", {"name": "bad"})
+    found = feed.result(2, {"content": [], "structuredContent": {"a": 1}})
+    assert [w.rule for w in found] == ["output-schema-unusable"]
+    assert "'bad'" in found[0].text and needle in found[0].text
+    feed.receive({"jsonrpc": "2.0", "id": 99, "result": {}})  # a later mistake in the same session is still seen
+    assert feed.rules() == ["output-schema-unusable", "unmatched-response"]
+    feed.send_request(3, "tools/call", {"name": "bad"})
+    assert feed.result(3, {"content": [], "structuredContent": {"a": 1}, "isError": True}) == []
+
+
 def test_result_schema_older_revision_says_lenient():
     text = result_problems("tools/list", "2024-11-05", {"tools": [{"name": "a"}]})
     assert "applied leniently to 2024-11-05" in text
@@ -371,24 +391,26 @@ def test_review_disable():
 
 # -- rules file -------------------------------------------------------------------------------------------------
 
-def test_load_rules(tmp_path):
+def test_parse_rules():
+    assert parse_rules('{"disable": ["param-no-example", "batch"]}', "r.json") == {"param-no-example", "batch"}
+
+
+def test_read_rules_file(tmp_path):
     path = tmp_path / "r.json"
-    path.write_text('{"disable": ["param-no-example", "batch"]}')
-    assert load_rules(path) == {"param-no-example", "batch"}
+    path.write_text('{"disable": ["batch"]}')
+    assert read_rules_file(path) == {"batch"}
+    with pytest.raises(RulesError, match="no such file"):
+        read_rules_file(tmp_path / "missing.json")
 
 
 @pytest.mark.parametrize("text, needle", [("{", "not valid JSON"), ("[]", "JSON object"),
                                           ('{"disable": "batch"}', "list of rule ids"),
                                           ('{"disable": ["nope"]}', "unknown rule id(s) nope"),
                                           ('{"enable": []}', "unknown key")])
-def test_load_rules_errors(tmp_path, text, needle):
-    path = tmp_path / "r.json"
-    path.write_text(text)
+def test_parse_rules_errors(text, needle):
     with pytest.raises(RulesError, match=".*") as info:
-        load_rules(path)
-    assert needle in str(info.value)
-    with pytest.raises(RulesError, match="no such file"):
-        load_rules(tmp_path / "missing.json")
+        parse_rules(text, "r.json")
+    assert needle in str(info.value) and "r.json" in str(info.value)
 
 
 def test_every_rule_is_documented():

@@ -28,7 +28,7 @@ from conftest import (
     wait_for,
 )
 
-from inspector.protocol.schema_form import build_form, default_pairs
+from inspector.protocol.forms import build_form, default_pairs
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.records import (
-    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Pairer, Record, RecordError, from_dict, message_kind,
+    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Pairer, Record, RecordError, describe_event,
+    from_dict, message_kind,
 )
 
 ROUND_TRIP = [
@@ -266,3 +267,18 @@ def test_forget_drops_open_requests():
     feed(TO_SERVER, jsonrpc.request(1, "tools/call"))
     feed.pairer.forget()
     assert feed(FROM_SERVER, jsonrpc.result_response(1, {})).unmatched
+
+
+@pytest.mark.parametrize("event, detail, text", [
+    ("spawn", {"pid": 7}, "server started, pid 7"),
+    ("handshake", {"serverInfo": {"name": "s", "version": "1"}, "protocolVersion": "2025-11-25", "era": "legacy"},
+     "handshake done: s 1, protocol 2025-11-25 (legacy era)"),
+    ("exit", {"signal": 9}, "server exited with signal 9"),
+    ("exit", {"reason": "closed"}, "disconnected: closed"),
+    ("restart", {"reason": "file changed", "paths": ["/x/server.py"]},
+     "restarting the server (file changed: server.py)"),
+    ("warning", {"rule": "batch", "seq": 4, "text": "t"}, "⚠ batch on #4: t"),
+    ("something-new", {"a": 1}, 'something-new {"a": 1}'),  # unknown events are shown, not hidden
+])
+def test_describe_event_is_one_table_of_the_known_events(event, detail, text):
+    assert describe_event(event, detail) == text

@@ -1,4 +1,4 @@
-"""inspector.schema_form: JSON Schema → form fields, form → typed arguments, validation by field.
+"""inspector.protocol.forms: JSON Schema → form fields, form → typed arguments, validation by field.
 
 Real-world schemas come from the official Python SDK (MCPServer, pydantic) and zod-to-json-schema shapes.
 """
@@ -17,9 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inspector.protocol.schema_form import (
-    INDEX, MISSING, Field, arguments_from_form, build_form, default_pairs, form_from_arguments, validate,
+from inspector.protocol.forms import (
+    INDEX, Field, arguments_from_form, build_form, default_pairs, form_from_arguments, validate,
 )
+from inspector.protocol.json import ABSENT
 
 
 def find(field: Field, key: str) -> Field:
@@ -655,7 +656,7 @@ def test_input_names():
 
 
 def test_missing_is_falsy_and_distinct_from_null():
-    assert not MISSING and MISSING is not None
+    assert not ABSENT and ABSENT is not None
     f = build_form(obj({"a": {"type": "string"}}))
     assert not find(f, "/a").has_value and not find(f, "/a").has_default
 
@@ -781,3 +782,15 @@ def test_malformed_schemas_and_values_never_crash(schema, value):
     for form in (build_form(schema), build_form(schema, value)):
         result = arguments_from_form(schema, default_pairs(form))
         assert isinstance(validate(schema, result.arguments), dict)
+
+
+def test_one_json_equality_1_is_1_0_but_true_is_not_1():
+    """The forms use protocol.json.json_equal like the diff and replay do: 1.0 selects the option 1, true does not."""
+    one_or_two = {"enum": [1, 2]}
+    schema = {"type": "object", "properties": {"n": one_or_two, "m": {"type": "array", "items": one_or_two}}}
+    form = build_form(schema, {"n": 1.0, "m": [1.0, 2]})
+    n, m = find(form, "/n"), find(form, "/m")
+    assert n.selected == ["1"] and [text for text, _ in n.options] == ["1", "2"]
+    assert m.widget == "multiselect" and m.selected == ["1", "2"]
+    flagged = find(build_form(schema, {"n": True}), "/n")
+    assert flagged.selected == ["true"] and flagged.options[-1] == ("true", "true (not allowed)")

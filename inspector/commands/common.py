@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from inspector.command_line import UsageError, env_keys, env_pairs  # noqa: F401 - the commands import them from here
@@ -183,9 +184,23 @@ def disabled_rules(path: str | None) -> frozenset:
     """The rule ids a --rules FILE switches off (none without one); raises UsageError."""
     if not path:
         return frozenset()
-    from inspector.protocol.diagnostics.rules import RulesError, load_rules
+    from inspector.protocol.diagnostics.rules import RulesError
 
     try:
-        return frozenset(load_rules(path))
+        return frozenset(read_rules_file(path))
     except RulesError as exc:
         raise UsageError(str(exc)) from None
+
+
+def read_rules_file(path: str | Path) -> set[str]:
+    """Read a --rules FILE and hand its text to the pure rules parser; raises RulesError."""
+    from inspector.protocol.diagnostics.rules import RulesError, parse_rules
+
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RulesError(f"--rules: no such file: {path}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RulesError(f"--rules: cannot read {path}: {exc}") from None
+    return parse_rules(text, path)

@@ -12,14 +12,10 @@ import binascii
 import re
 from typing import Any
 
-import jsonschema
-import jsonschema.exceptions
-import referencing
-import referencing.exceptions
+from inspector.protocol import schemas
+from inspector.protocol.json import pointer
+from inspector.protocol.text import RASTER_IMAGE_TYPES, pretty, safe_link, text_block
 
-from inspector.web.present import pretty, safe_link, text_block
-
-RASTER_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 TEXT_LIMIT = 512 * 1024
 """Characters of one text block shown in the page; the full text stays in the timeline and the recording."""
 SOURCE_LIMIT = 64 * 1024
@@ -245,31 +241,19 @@ def validate(value: Any, schema: Any) -> dict:
     """{"state": "valid" | "invalid" | "bad-schema", "errors": [(path, message)]}; never fetches a network $ref."""
     if not isinstance(schema, dict):
         return {"state": "bad-schema", "errors": [("", "the outputSchema is not an object")]}
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(schema)
-    except jsonschema.exceptions.SchemaError as exc:
-        return {"state": "bad-schema", "errors": [(_path(exc.absolute_path), exc.message)]}
-    # An empty registry: a $ref to anything outside the schema itself is reported, never retrieved.
-    validator = cls(schema, registry=referencing.Registry())
+    checker = schemas.validator(schema)
+    if isinstance(checker, schemas.SchemaProblem):  # the metaschema check: the place is inside the schema
+        return {"state": "bad-schema", "errors": [(checker.pointer or "/", checker.message)]}
+    found = schemas.errors(checker, value)
+    if isinstance(found, schemas.SchemaProblem):  # a $ref outside the schema is reported, never retrieved
+        return {"state": "bad-schema", "errors": [("", f"the outputSchema cannot be used: {found}")]}
     errors = []
-    try:
-        for error in sorted(validator.iter_errors(value), key=lambda e: (list(map(str, e.absolute_path)), e.message)):
-            errors.append((_path(error.absolute_path), error.message))
-            if len(errors) >= MAX_ERRORS:
-                errors.append(("", f"(more errors not shown; first {MAX_ERRORS} listed)"))
-                break
-    except (referencing.exceptions.Unresolvable, jsonschema.exceptions.SchemaError) as exc:
-        return {"state": "bad-schema", "errors": [("", f"the outputSchema cannot be used: {exc}")]}
-    except RecursionError:
-        return {"state": "bad-schema", "errors": [("", "the outputSchema recurses without end")]}
+    for error in sorted(found, key=lambda e: (list(map(str, e.absolute_path)), e.message)):
+        errors.append((pointer(error.absolute_path) or "/", error.message))
+        if len(errors) >= MAX_ERRORS:
+            errors.append(("", f"(more errors not shown; first {MAX_ERRORS} listed)"))
+            break
     return {"state": "invalid" if errors else "valid", "errors": errors}
-
-
-def _path(parts) -> str:
-    """A JSON Pointer for an error's place in the instance ("/" is the whole value)."""
-    text = "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-    return text or "/"
 
 
 def _str(value: Any) -> str | None:

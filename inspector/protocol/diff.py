@@ -13,8 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
-import referencing
+from inspector.protocol import schemas
+from inspector.protocol.json import ABSENT, is_number, json_equal, unescape
+from inspector.protocol.jsondiff import ALIGNED, pointer_path, walk
 
 OBJECT_SECTIONS = ("serverInfo", "capabilities", "instructions")
 LIST_KEYS = {"tools": "name", "resources": "uri", "resourceTemplates": "uriTemplate", "prompts": "name"}
@@ -23,19 +24,6 @@ LABELS = {"serverInfo": "server info", "resourceTemplates": "templates"}
 """How the summary names a section (the JSON keeps the MCP names)."""
 MAX_NAMES = 3  # names spelled out per group in the summary line before "and N more"
 MAX_TEXT_TOKENS = 5000  # past this, text_diff gives delete-all + insert-all (difflib is quadratic at worst)
-
-
-class _Absent:
-    """The value on the side of a Change where the member does not exist."""
-
-    def __repr__(self) -> str:
-        return "ABSENT"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-ABSENT: Any = _Absent()
 
 
 @dataclass
@@ -131,7 +119,7 @@ def diff_servers(before: dict, after: dict) -> ServerDiff:
     for name in OBJECT_SECTIONS:
         old, new = before.get(name), after.get(name)
         if name == "instructions":  # a string is shown whole (with text_diff), never split into characters
-            changes = [] if _same(old, new) else [Change("", ABSENT if old is None else old,
+            changes = [] if json_equal(old, new) else [Change("", ABSENT if old is None else old,
                                                          ABSENT if new is None else new)]
         else:
             changes = diff_values(old or {}, new or {})
@@ -165,23 +153,7 @@ def item_keys(items: list, key: str) -> dict[str, Any]:
 def diff_values(before: Any, after: Any, path: str = "") -> list[Change]:
     """Field-level differences: objects member by member, arrays of objects/arrays item by item when the lengths
     match, everything else (scalars, lists of scalars like `required` or `enum`) as one change."""
-    if _same(before, after):
-        return []
-    if isinstance(before, dict) and isinstance(after, dict):
-        changes = []
-        for k in [*before, *(k for k in after if k not in before)]:
-            sub = f"{path}/{_escape(str(k))}"
-            if k not in after:
-                changes.append(Change(sub, before[k], ABSENT))
-            elif k not in before:
-                changes.append(Change(sub, ABSENT, after[k]))
-            else:
-                changes.extend(diff_values(before[k], after[k], sub))
-        return changes
-    if (isinstance(before, list) and isinstance(after, list) and len(before) == len(after)
-            and all(isinstance(v, (dict, list)) for v in [*before, *after])):
-        return [c for i, (b, a) in enumerate(zip(before, after)) for c in diff_values(b, a, f"{path}/{i}")]
-    return [Change(path, before, after)]
+    return [Change(path + pointer_path(steps), old, new) for steps, old, new in walk(before, after, arrays=ALIGNED)]
 
 
 def text_diff(before: str | None, after: str | None) -> list[tuple[str, str]]:
@@ -221,7 +193,7 @@ def schema_still_fits(old_schema: Any, new_schema: Any, arguments: Any) -> bool:
        type the new property allows (its `type`, when it has one): a new required property or a narrower constraint
        leaves the user's typing in place, for them to fix; a renamed property or a changed type does not.
     """
-    if _same(old_schema, new_schema):
+    if json_equal(old_schema, new_schema):
         return True
     if isinstance(arguments, str):
         if not arguments.strip():
@@ -236,14 +208,8 @@ def schema_still_fits(old_schema: Any, new_schema: Any, arguments: Any) -> bool:
         return False
     if not isinstance(new_schema, dict):
         return False
-    try:
-        validator_class = jsonschema.validators.validator_for(new_schema, default=jsonschema.Draft202012Validator)
-        validator_class.check_schema(new_schema)
-        # an empty registry: a server's "$ref": "http://..." must not make us fetch URLs (jsonschema would)
-        if validator_class(new_schema, registry=referencing.Registry()).is_valid(arguments):
-            return True
-    except Exception:  # a broken schema or an unresolvable $ref: fall back to the property check
-        pass
+    if schemas.is_valid(new_schema, arguments):  # None (a broken schema, a remote $ref): the property check
+        return True
     properties = new_schema.get("properties")
     if not isinstance(properties, dict):
         return False
@@ -259,27 +225,6 @@ def schema_still_fits(old_schema: Any, new_schema: Any, arguments: Any) -> bool:
 
 # -- helpers -----------------------------------------------------------------------------------------------------
 
-def _same(a: Any, b: Any) -> bool:
-    """JSON equality: true and 1 differ (Python says they are equal), 1 and 1.0 do not."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    if isinstance(a, (dict, list)) or isinstance(b, (dict, list)):
-        return False
-    return type(a) is type(b) and a == b or (_is_number(a) and _is_number(b) and a == b)
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _escape(key: str) -> str:
-    return key.replace("~", "~0").replace("/", "~1")
-
-
 def _tokens(text: str) -> list[str]:
     return re.findall(r"\s+|\S+", text)
 
@@ -287,7 +232,7 @@ def _tokens(text: str) -> list[str]:
 def _json_type_fits(value: Any, allowed: Any) -> bool:
     types = allowed if isinstance(allowed, list) else [allowed]
     actual = {bool: "boolean", str: "string", dict: "object", list: "array", type(None): "null"}.get(type(value))
-    if actual is None and _is_number(value):
+    if actual is None and is_number(value):
         actual = "integer" if isinstance(value, int) or float(value).is_integer() else "number"
     return actual in types or (actual == "integer" and "number" in types)
 
@@ -323,7 +268,7 @@ def _section_summary(name: str, section: SectionDiff) -> str:
 
 def _top(path: str) -> str:
     """The first member of a JSON pointer, unescaped ("" for the whole value)."""
-    return path.split("/")[1].replace("~1", "/").replace("~0", "~") if path else ""
+    return unescape(path.split("/")[1]) if path else ""
 
 
 def _names(keys: list[str]) -> str:

@@ -21,6 +21,10 @@ LEGACY_VERSION = "2025-11-25"
 MODERN_VERSION = "2026-07-28"
 MODERN_VERSIONS = (MODERN_VERSION,)
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+BATCH_VERSIONS = ("2025-03-26",)
+"""The only revision that allowed JSON-RPC batches."""
+STRUCTURED_CONTENT_SINCE = "2025-06-18"
+"""The first revision with a tool's outputSchema and a result's structuredContent (dates compare as text)."""
 PROBE_SECONDS = 3.0
 """How long a server/discover probe waits before the server counts as handshake-era."""
 

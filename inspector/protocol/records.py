@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,61 @@ STDERR = "stderr"
 INVALID = "invalid"
 EVENT = "event"
 KINDS = (MESSAGE, STDERR, INVALID, EVENT)
+
+# The lifecycle events (kind "event"); docs/recording-format.md lists their details. Readers show unknown ones.
+SPAWN, SPAWN_FAILED, HANDSHAKE, CONNECT, TRANSPORT, TRANSPORT_ERROR = (
+    "spawn", "spawn-failed", "handshake", "connect", "transport", "transport-error")
+TIMEOUT, EXIT, STOP, SESSION_END = "timeout", "exit", "stop", "session-end"
+RESTART, DIFF, CRASH_LOOP, WARNING = "restart", "diff", "crash-loop", "warning"
+EVENT_PREVIEW_CHARS = 200
+"""An unknown event's detail is shown as this much JSON."""
+
+
+def _info(detail: dict) -> dict:
+    info = detail.get("serverInfo")
+    return info if isinstance(info, dict) else {}
+
+
+def _exit(d: dict) -> str:
+    if d.get("reason"):
+        return f"disconnected: {d.get('reason')}"
+    how = f"signal {d.get('signal')}" if d.get("signal") else f"code {d.get('code')}"
+    return f"server exited with {how}"
+
+
+def _restart(d: dict) -> str:
+    paths = ", ".join(str(p).rsplit("/", 1)[-1] for p in d.get("paths") or [])
+    return f"restarting the server ({d.get('reason')}{': ' + paths if paths else ''})"
+
+
+# event -> its one-line human description, from the event's detail (the timeline preview, `view`).
+EVENT_TEXT: dict[str, Any] = {
+    SPAWN: lambda d: f"server started, pid {d.get('pid')}",
+    HANDSHAKE: lambda d: (f"handshake done: {_info(d).get('name', '?')} {_info(d).get('version', '')}, "
+                          f"protocol {d.get('protocolVersion')} ({d.get('era')} era)"),
+    TIMEOUT: lambda d: f"request {d.get('id')} ({d.get('method')}) timed out after {d.get('after_s')} s; cancelled",
+    EXIT: _exit,
+    CONNECT: lambda d: f"connecting to {d.get('url')} ({d.get('transport')})",
+    TRANSPORT_ERROR: lambda d: f"✖ transport: {d.get('error')}",
+    TRANSPORT: lambda d: (f"transport: {d.get('chosen')} ({d.get('why', '')})" if d.get("chosen")
+                          else f"transport: {d.get('note')}"),
+    SPAWN_FAILED: lambda d: f"server could not start: {d.get('error')}",
+    RESTART: _restart,
+    DIFF: lambda d: f"what changed ({d.get('reason')}): {d.get('summary')}",
+    CRASH_LOOP: lambda d: (f"crash loop: {d.get('exits')} exits within {d.get('window_s')} s; "
+                           "not restarting until the next change or a click"),
+    WARNING: lambda d: f"⚠ {d.get('rule')} on #{d.get('seq')}: {d.get('text')}",
+    SESSION_END: lambda d: "session ended",
+    STOP: lambda d: f"stop requested ({d.get('reason', 'user')})",
+}
+
+
+def describe_event(event: str, detail: dict) -> str:
+    """A one-line human description of a lifecycle event (an unknown one: its name and the start of its detail)."""
+    describe = EVENT_TEXT.get(event)
+    if describe is not None:
+        return describe(detail)
+    return f"{event} {json.dumps(detail, ensure_ascii=False)[:EVENT_PREVIEW_CHARS]}"
 
 
 class RecordError(ValueError):

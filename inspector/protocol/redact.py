@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import math
 import re
 from collections import Counter
@@ -19,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 from urllib.parse import quote, quote_plus, unquote_plus
 
-REDACTED = "[REDACTED]"  # the same marker recording.py writes for env values
+from inspector.protocol.json import REDACTED, jsonpath_child
+
 
 # Keys whose values are secrets whatever they look like (HTTP auth headers, common credential fields).
 DEFAULT_KEYS = frozenset({
@@ -210,15 +210,6 @@ def redact_text(text: str, rules: Rules) -> tuple[str, list[str]]:
     return "".join(out), kinds
 
 
-def child_path(path: str, key: Any) -> str:
-    """path.key, path[3] or path["odd key"]: a JSONPath to a child."""
-    if isinstance(key, int):
-        return f"{path}[{key}]"
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
-        return f"{path}.{key}"
-    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
-
-
 def redact_value(value: Any, rules: Rules, path: str = "$") -> tuple[Any, list[Finding]]:
     """A copy of a JSON value with secrets masked, and what was masked where."""
     findings: list[Finding] = []
@@ -229,7 +220,7 @@ def _walk(value: Any, rules: Rules, path: str, findings: list[Finding]) -> Any:
     if isinstance(value, dict):
         out = {}
         for key, item in value.items():
-            where = child_path(path, key)
+            where = jsonpath_child(path, key)
             if isinstance(key, str) and key.lower() in rules.keys and item != REDACTED and item is not None:
                 out[key] = REDACTED
                 findings.append(Finding(f"key {key}", where))
@@ -237,7 +228,7 @@ def _walk(value: Any, rules: Rules, path: str, findings: list[Finding]) -> Any:
                 out[key] = _walk(item, rules, where, findings)
         return out
     if isinstance(value, list):
-        return [_walk(item, rules, child_path(path, i), findings) for i, item in enumerate(value)]
+        return [_walk(item, rules, jsonpath_child(path, i), findings) for i, item in enumerate(value)]
     if isinstance(value, str):
         masked, kinds = redact_text(value, rules)
         findings.extend(Finding(kind, path) for kind in kinds)

@@ -17,11 +17,11 @@ from typing import Any, Iterator
 
 from inspector import __version__
 from inspector.protocol import jsonrpc
+from inspector.protocol.json import REDACTED
 from inspector.protocol.records import Record, RecordError, from_dict
 
 FORMAT = "mcp-inspect-recording"
 VERSION = 1
-REDACTED = "[REDACTED]"
 # A line longer than this is reported and skipped, so a hostile file cannot exhaust memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024
 

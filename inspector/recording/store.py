@@ -19,7 +19,8 @@ from typing import Iterable
 from inspector.protocol import jsonrpc
 from inspector.recording.files import RecordingWriter, check_header
 from inspector.protocol.records import (
-    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, RecordError, from_dict, message_kind,
+    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, RecordError, describe_event, from_dict,
+    message_kind,
 )
 
 PREVIEW_CHARS = 200
@@ -350,46 +351,3 @@ def _without_era_meta(value):
     meta = {k: v for k, v in value["_meta"].items() if not k.startswith("io.modelcontextprotocol/")}
     rest = {k: v for k, v in value.items() if k != "_meta"}
     return {**rest, "_meta": meta} if meta else rest
-
-
-def describe_event(event: str, detail: dict) -> str:
-    """A one-line human description of a lifecycle event."""
-    if event == "spawn":
-        return f"server started, pid {detail.get('pid')}"
-    if event == "handshake":
-        info = detail.get("serverInfo") or {}
-        name = info.get("name", "?") if isinstance(info, dict) else "?"
-        version = info.get("version", "") if isinstance(info, dict) else ""
-        return f"handshake done: {name} {version}, protocol {detail.get('protocolVersion')} ({detail.get('era')} era)"
-    if event == "timeout":
-        return f"request {detail.get('id')} ({detail.get('method')}) timed out after {detail.get('after_s')} s; cancelled"
-    if event == "exit":
-        if detail.get("reason"):
-            return f"disconnected: {detail.get('reason')}"
-        how = f"signal {detail.get('signal')}" if detail.get("signal") else f"code {detail.get('code')}"
-        return f"server exited with {how}"
-    if event == "connect":
-        return f"connecting to {detail.get('url')} ({detail.get('transport')})"
-    if event == "transport-error":
-        return f"✖ transport: {detail.get('error')}"
-    if event == "transport":
-        if detail.get("chosen"):
-            return f"transport: {detail.get('chosen')} ({detail.get('why', '')})"
-        return f"transport: {detail.get('note')}"
-    if event == "spawn-failed":
-        return f"server could not start: {detail.get('error')}"
-    if event == "restart":
-        paths = ", ".join(str(p).rsplit("/", 1)[-1] for p in detail.get("paths") or [])
-        return f"restarting the server ({detail.get('reason')}{': ' + paths if paths else ''})"
-    if event == "diff":
-        return f"what changed ({detail.get('reason')}): {detail.get('summary')}"
-    if event == "crash-loop":
-        return (f"crash loop: {detail.get('exits')} exits within {detail.get('window_s')} s; "
-                "not restarting until the next change or a click")
-    if event == "warning":
-        return f"⚠ {detail.get('rule')} on #{detail.get('seq')}: {detail.get('text')}"
-    if event == "session-end":
-        return "session ended"
-    if event == "stop":
-        return f"stop requested ({detail.get('reason', 'user')})"
-    return f"{event} {json.dumps(detail, ensure_ascii=False)[:PREVIEW_CHARS]}"

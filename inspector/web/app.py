@@ -12,6 +12,7 @@ from inspector.web.views import config as config_views
 from inspector.web.live import register_live
 from inspector.web.present import register_filters
 
+# This file is inspector/web/app.py: the package is two levels up, the source tree three.
 WEB_IN_PACKAGE = Path(__file__).resolve().parent.parent / "_web"
 WEB_IN_SOURCE = Path(__file__).resolve().parent.parent.parent
 

@@ -15,7 +15,7 @@ from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
 from inspector.web.views import panels, tasks as task_views
-from inspector.web.present import slug
+from inspector.protocol.text import slug
 from inspector.recording.store import Filters
 from inspector.web.views.tools import history_of
 

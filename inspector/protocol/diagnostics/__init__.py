@@ -6,8 +6,8 @@ Pure code only (no I/O): `ProtocolChecker` takes Records, `review_tools` takes t
 from inspector.protocol.diagnostics.protocol import ProtocolChecker
 from inspector.protocol.diagnostics.review import review_tools, summarize
 from inspector.protocol.diagnostics.rules import (
-    ADVICE_RULES, PROTOCOL_RULES, RULES, Advice, RulesError, Warning, load_rules,
+    ADVICE_RULES, PROTOCOL_RULES, RULES, Advice, RulesError, Warning, parse_rules,
 )
 
 __all__ = ["ADVICE_RULES", "PROTOCOL_RULES", "RULES", "Advice", "ProtocolChecker", "RulesError", "Warning",
-           "load_rules", "review_tools", "summarize"]
+           "parse_rules", "review_tools", "summarize"]

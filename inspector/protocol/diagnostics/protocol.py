@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from inspector.protocol import jsonrpc
+from inspector.protocol.eras import BATCH_VERSIONS, MODERN_VERSION
 from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record
-from inspector.protocol.diagnostics.results import result_problems
+from inspector.protocol.diagnostics.results import output_schema_problem, result_problems
 from inspector.protocol.diagnostics.rules import Warning, warning
 
-BATCH_VERSIONS = ("2025-03-26",)  # the only revision that allowed JSON-RPC batches
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 
 # Server notification -> (capability path it needs in the legacy era, in the modern era).
@@ -262,7 +262,7 @@ class ProtocolChecker:
         self._version_gate(FROM_SERVER, kind, method, seq, found)
         if kind == jsonrpc.NOTIFICATION and method in SERVER_NOTIFICATION_CAPS and self.server_capabilities is not None:
             legacy, modern = SERVER_NOTIFICATION_CAPS[method]
-            path = modern if self.version == "2026-07-28" else legacy
+            path = modern if self.version == MODERN_VERSION else legacy
             if not _has(self.server_capabilities, path):
                 found.append(("undeclared-capability", seq,
                               f"the server sent {method} but did not declare the capability "
@@ -353,3 +353,6 @@ class ProtocolChecker:
         text = result_problems(entry.method, self.version, result, tool)
         if text:
             found.append(("result-schema", seq, text))
+        unusable = output_schema_problem(tool, result)
+        if unusable:
+            found.append(("output-schema-unusable", seq, unusable))

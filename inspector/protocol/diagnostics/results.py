@@ -13,8 +13,12 @@ import binascii
 import re
 from typing import Any
 
-LEGACY_SCHEMA = "2025-11-25"
-MODERN = "2026-07-28"
+from inspector.protocol import schemas
+from inspector.protocol.eras import LEGACY_VERSION, MODERN_VERSION, STRUCTURED_CONTENT_SINCE
+
+LEGACY_SCHEMA = LEGACY_VERSION
+"""The mcp_types revision the handshake-era results are checked with."""
+MODERN = MODERN_VERSION
 CONTENT_TYPES = ("text", "image", "audio", "resource_link", "resource")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
@@ -70,7 +74,7 @@ def _own_checks(method: str, result: dict, tool: dict | None, version: str) -> l
     if method == "tools/call":
         problems += content_problems(result.get("content"), "content")
         schema = tool.get("outputSchema") if isinstance(tool, dict) else None
-        if isinstance(schema, dict) and result.get("isError") is not True and version >= "2025-06-18":
+        if isinstance(schema, dict) and result.get("isError") is not True and version >= STRUCTURED_CONTENT_SINCE:
             if "structuredContent" not in result:
                 problems.append(f"tool {tool.get('name')!r} has an outputSchema but the result has no "
                                 "structuredContent")
@@ -87,16 +91,24 @@ def _own_checks(method: str, result: dict, tool: dict | None, version: str) -> l
     return problems
 
 
-def _match_output_schema(schema: dict, value: Any) -> list[str]:
-    import jsonschema
+def output_schema_problem(tool: Any, result: Any) -> str:
+    """Why a tool's outputSchema could not check this result's structuredContent (an unresolvable or remote $ref,
+    ...), or "" when it could (or there is nothing to check). A schema the metaschema rejects is the tool review's
+    to report."""
+    schema = tool.get("outputSchema") if isinstance(tool, dict) else None
+    if not (isinstance(schema, dict) and isinstance(result, dict) and "structuredContent" in result) \
+            or result.get("isError") is True or schemas.check(schema) is not None:
+        return ""
+    # $refs resolve lazily, so only checking the actual value shows whether the ones it reaches resolve.
+    problem = schemas.validate(schema, result["structuredContent"])
+    return f"tool {tool.get('name')!r}: its outputSchema cannot be used: {problem}" \
+        if isinstance(problem, schemas.SchemaProblem) else ""
 
-    try:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        error = jsonschema.exceptions.best_match(cls(schema).iter_errors(value))
-    except jsonschema.exceptions.SchemaError:
-        return []  # the tool review reports a broken schema; nothing to match against
-    if error is None:
-        return []
+
+def _match_output_schema(schema: dict, value: Any) -> list[str]:
+    error = schemas.best_error(schema, value)
+    if error is None or isinstance(error, schemas.SchemaProblem):
+        return []  # a schema that cannot be used is reported on its own (output_schema_problem, the review)
     place = "/".join(str(p) for p in error.absolute_path) or "(top)"
     return [f"structuredContent does not match the outputSchema at {place}: {error.message}"]
 
@@ -135,7 +147,7 @@ def result_problems(method: str, version: str | None, result: Any, tool: dict | 
         return f"the {method} result is not an object{note}"
     problems = []
     if types_version == MODERN and "resultType" not in result:
-        problems.append("resultType is missing (required on every result since 2026-07-28)")
+        problems.append(f"resultType is missing (required on every result since {MODERN})")
         result = {**result, "resultType": "complete"}
     if result.get("resultType") in ("input_required", "task"):
         # Not the method's own result yet: the answer asks for input, or names a task that will produce it.

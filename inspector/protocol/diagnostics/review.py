@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from inspector.protocol import schemas
 from inspector.protocol.diagnostics.rules import Advice, advice
 
 MAX_TOOLS = 12
@@ -85,15 +86,11 @@ def _has_example(prop: dict) -> bool:
 
 
 def _schema_error(schema: dict) -> str:
-    import jsonschema
-
-    try:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(schema)
-    except jsonschema.exceptions.SchemaError as exc:
-        place = "/".join(str(p) for p in exc.absolute_path) or "(top)"
-        return f"at {place}: {exc.message}"
-    return ""
+    problem = schemas.check(schema)
+    if problem is None:
+        return ""
+    place = "/".join(str(p) for p in problem.where) or "(top)"
+    return f"at {place}: {problem.message}"
 
 
 def review_tool(tool: dict) -> list[Advice]:

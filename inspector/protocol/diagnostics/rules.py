@@ -1,4 +1,4 @@
-"""Pure: the rule catalogue (id, kind, fix), the Warning and Advice types, and the `--rules FILE` loader.
+"""Pure: the rule catalogue (id, kind, fix), the Warning and Advice types, and the `--rules FILE` parser.
 
 Rule ids are a public contract: they appear in recordings (`warning {rule, seq, text}` events), in `--rules` files
 and in docs/rules.md, one section per id. Add ids; never rename one.
@@ -31,6 +31,9 @@ RULES: dict[str, tuple[str, str]] = {
                                    "sys.stdout.flush()), and answer every request."),
     "result-schema": (PROTOCOL, "Return results in the shape the negotiated protocol revision defines for "
                                 "the method."),
+    "output-schema-unusable": (PROTOCOL, "Keep every $ref in a tool's outputSchema local (\"#/$defs/...\") and "
+                                         "pointing at a definition that exists, so clients can check "
+                                         "structuredContent."),
     "undeclared-capability": (PROTOCOL, "Declare the capability in the initialize result before using it, "
                                         "or stop using it."),
     "method-not-in-version": (PROTOCOL, "Use only methods of the negotiated protocol revision."),
@@ -118,15 +121,11 @@ class RulesError(ValueError):
     """A --rules file that cannot be used: one line for the user."""
 
 
-def load_rules(path: str | Path) -> set[str]:
-    """The rule ids a `--rules FILE` (JSON `{"disable": [ids]}`) switches off; raises RulesError."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise RulesError(f"--rules: no such file: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RulesError(f"--rules: cannot read {path}: {exc}") from None
+def parse_rules(text: str, path: str | Path) -> set[str]:
+    """The rule ids the text of a `--rules FILE` (JSON `{"disable": [ids]}`) switches off; raises RulesError.
+
+    `path` only names the file in messages: the caller reads it (commands/common.read_rules_file), so this
+    package stays free of I/O."""
     try:
         data = json.loads(text)
     except ValueError as exc:

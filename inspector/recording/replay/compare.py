@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import copy
 import functools
-import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from inspector.protocol.redact import child_path
+from inspector.protocol.json import ABSENT
+from inspector.protocol.jsondiff import ELEMENTWISE, NAME_KEYS, jsonpath, walk
 
 # Values that differ from run to run by nature; --ignore adds to these, --no-default-ignores drops them.
 DEFAULT_IGNORES: tuple[tuple[str, str], ...] = (
@@ -25,15 +25,6 @@ DEFAULT_IGNORES: tuple[tuple[str, str], ...] = (
     ("$..taskId", "task ids the server generates"),
     ("$..elicitationId", "elicitation ids the server generates"),
 )
-
-
-class _Absent:
-    def __repr__(self) -> str:
-        return "(absent)"
-
-
-ABSENT: Any = _Absent()
-"""Marks a value that one side does not have at all (different from null)."""
 
 
 @dataclass(frozen=True)
@@ -98,32 +89,11 @@ def mark_ignored(value: Any, ignore_paths: Iterable[Any]) -> Any:
 def compare(recorded: Any, actual: Any, ignore_paths: Iterable[Any] = ()) -> list[Difference]:
     """The differences between two JSON values, leaving out what the ignore rules match on either side."""
     rules = list(ignore_paths)
-    out: list[Difference] = []
-    _diff("$", mark_ignored(recorded, rules), mark_ignored(actual, rules), out)
-    return out
-
-
-def _same_scalar(a: Any, b: Any) -> bool:
-    # true == 1 in Python but not in JSON; 1 and 1.0 are the same JSON number.
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    return type(a) is type(b) and a == b
-
-
-def _list_key(items: list) -> str | None:
-    """"name" or "uri" when every item is an object with a unique string under it: tools, prompts, resources."""
-    for key in ("name", "uri"):
-        names = [item.get(key) for item in items if isinstance(item, dict)]
-        if len(names) == len(items) and all(isinstance(n, str) for n in names) and len(set(names)) == len(names):
-            return key
-    return None
-
-
-def _shared_key(a: list, b: list) -> str | None:
-    keys = {_list_key(side) for side in (a, b) if side}
-    return keys.pop() if len(keys) == 1 and None not in keys else None
+    # Tools, prompts and resources are matched by name or uri, so a removed tool is one difference rather than
+    # every later index shifting; IGNORED equals anything, even a value the other side lacks.
+    return [Difference(jsonpath(steps), _plain(a), _plain(b))
+            for steps, a, b in walk(mark_ignored(recorded, rules), mark_ignored(actual, rules), arrays=ELEMENTWISE,
+                                    keyed=NAME_KEYS, skip=lambda v: v is IGNORED)]
 
 
 def _plain(value: Any) -> Any:
@@ -135,28 +105,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
-
-
-def _diff(path: str, a: Any, b: Any, out: list[Difference]) -> None:
-    if a is IGNORED or b is IGNORED:
-        return
-    if isinstance(a, dict) and isinstance(b, dict):
-        for key in list(a) + [k for k in b if k not in a]:
-            _diff(child_path(path, key), a.get(key, ABSENT), b.get(key, ABSENT), out)
-    elif isinstance(a, list) and isinstance(b, list):
-        kept_a, kept_b = [x for x in a if x is not IGNORED], [x for x in b if x is not IGNORED]
-        key = _shared_key(kept_a, kept_b)
-        if key:
-            # Match by name, so a removed tool is one difference rather than every later index shifting.
-            by_a, by_b = {item[key]: item for item in kept_a}, {item[key]: item for item in kept_b}
-            for name in list(by_a) + [n for n in by_b if n not in by_a]:
-                where = f"{path}[?(@.{key}=={json.dumps(name, ensure_ascii=False)})]"
-                _diff(where, by_a.get(name, ABSENT), by_b.get(name, ABSENT), out)
-        else:
-            for index in range(max(len(a), len(b))):
-                _diff(child_path(path, index), a[index] if index < len(a) else ABSENT,
-                      b[index] if index < len(b) else ABSENT, out)
-    elif a is ABSENT and b is ABSENT:
-        return
-    elif a is ABSENT or b is ABSENT or not _same_scalar(a, b):
-        out.append(Difference(path, _plain(a), _plain(b)))

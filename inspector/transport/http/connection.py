@@ -17,6 +17,7 @@ import httpx
 
 from inspector.protocol import eras
 from inspector.transport import ExitInfo, SpawnError
+from inspector.protocol.json import REDACTED
 from inspector.transport.http.core import ACCEPT_POST, Exchange
 from inspector.transport.http.legacy_sse import LegacySse
 from inspector.transport.http.messages import (
@@ -26,7 +27,6 @@ from inspector.transport.http.messages import (
 from inspector.transport.http.net import Abortable, Failure, SameOriginClient, check_url
 from inspector.transport.http.streamable import StreamableHttp
 
-REDACTED = "[REDACTED]"
 
 
 class ConnectError(SpawnError):

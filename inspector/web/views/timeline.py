@@ -10,8 +10,8 @@ import time
 from flask import Flask, Response, abort, current_app, render_template, request
 
 from inspector.web.views import share as share_views, tools as tool_views
-from inspector.web.present import pretty, slug
-from inspector.protocol import schema_form
+from inspector.protocol.text import pretty, slug
+from inspector.protocol import forms
 from inspector.asks import USER_REJECTED
 from inspector.protocol.diagnostics.review import review_tools
 from inspector.protocol.roots import parse_roots, roots_text
@@ -153,8 +153,8 @@ def register(app: Flask) -> None:
         schema = ask.params.get("requestedSchema")
         schema = schema if isinstance(schema, dict) else {"type": "object"}
         if isinstance(ask.draft, dict):
-            return schema_form.form_from_arguments(schema, ask.draft)
-        return schema_form.build_form(schema)
+            return forms.form_from_arguments(schema, ask.draft)
+        return forms.build_form(schema)
 
     @app.post("/asks/<int:key>")
     def ask_answer(key: int):
@@ -181,8 +181,8 @@ def register(app: Flask) -> None:
                         summary=action)
         else:
             schema = ask.params.get("requestedSchema") if isinstance(ask.params.get("requestedSchema"), dict) else {}
-            parsed = schema_form.arguments_from_form(schema, pairs)
-            errors = {**schema_form.validate(schema, parsed.arguments), **parsed.errors}
+            parsed = forms.arguments_from_form(schema, pairs)
+            errors = {**forms.validate(schema, parsed.arguments), **parsed.errors}
             ask.draft = parsed.arguments
             if not errors:
                 asks.answer(key, result={"action": "accept", "content": parsed.arguments}, summary="accepted")

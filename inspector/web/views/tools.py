@@ -1,6 +1,6 @@
 """The Tools workbench: a form generated from each tool's inputSchema (or its JSON), calls, history, re-runs.
 
-The form posts urlencoded pairs named by schema_form's contract; the order of the pairs matters (array rows are
+The form posts urlencoded pairs named by the forms package's contract; the order of the pairs matters (array rows are
 taken in the order they appear), so the raw body is parsed here rather than through Flask's MultiDict.
 """
 
@@ -11,7 +11,7 @@ from urllib.parse import parse_qsl
 
 from flask import Flask, abort, current_app, render_template, request
 
-from inspector.protocol import schema_form
+from inspector.protocol import forms
 from inspector.web.views import tasks as task_views
 
 HISTORY = 20
@@ -51,8 +51,8 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
     schema = _schema(tool)
     form = None
     if mode == "form":
-        form = schema_form.form_from_arguments(schema, arguments) if isinstance(arguments, dict) \
-            else schema_form.build_form(schema)
+        form = forms.form_from_arguments(schema, arguments) if isinstance(arguments, dict) \
+            else forms.build_form(schema)
     elif text is None:
         text = _dump(arguments if arguments is not None else {})
     # Decided before the history is read: if the call finishes in between, the page still polls it once, and
@@ -75,7 +75,7 @@ def history_of(session, name: str) -> list:
 def _read_arguments(tool: dict, mode: str, pairs) -> tuple[object, str | None, dict]:
     """(arguments, problem, conversion errors) from a posted form or JSON editor."""
     if mode == "form":
-        result = schema_form.arguments_from_form(_schema(tool), pairs)
+        result = forms.arguments_from_form(_schema(tool), pairs)
         return result.arguments, None, dict(result.errors)
     text = dict(pairs).get("arguments", "")
     try:
@@ -163,7 +163,7 @@ def register(app: Flask) -> None:
         if problem:
             return render_tool(tool, mode="json", text=values.get("arguments", ""), problem=problem, status=422)
         if mode != "api":
-            errors = {**schema_form.validate(_schema(tool), arguments), **errors}
+            errors = {**forms.validate(_schema(tool), arguments), **errors}
             if errors and values.get("action") != "send-anyway":
                 session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
                 return render_tool(tool, mode=shown_mode, arguments=arguments, errors=errors, status=422)

@@ -1,0 +1,94 @@
+"""Pure: the small JSON primitives every other module shares, one of each, so they cannot disagree.
+
+- `json_equal`: equality as JSON means it. 1 and 1.0 are the same number (JSON has one number type, and JSON Schema's
+  `const`/`enum`/`uniqueItems` say so too), but true is not 1 (Python says it is). Used by the server diff, replay's
+  compare and the schema forms alike.
+- `escape` / `pointer`: RFC 6901 JSON pointers ("/a/0", "~" and "/" escaped).
+- `jsonpath_child`: one JSONPath step ($.a, $[3], $["odd key"]) that jsonpath-ng parses back, for pasteable paths.
+- `ABSENT`: the value on a side where a member does not exist at all (different from null).
+- `REDACTED`: the one text that stands where a secret was.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterable
+
+REDACTED = "[REDACTED]"
+"""What a recording, an export or the page shows instead of a secret value."""
+
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class _Absent:
+    """No value at all (the member does not exist), as opposed to JSON null; falsy, so `value or default` works."""
+
+    _instance: _Absent | None = None
+
+    def __new__(cls) -> _Absent:  # one marker, so `is ABSENT` holds across copies and pickles
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __copy__(self) -> _Absent:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> _Absent:
+        return self
+
+
+ABSENT: Any = _Absent()
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number (bool is an int in Python, but not a number in JSON)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equal as JSON values: 1 == 1.0, true != 1, objects by members (order ignored), arrays in order.
+
+    ABSENT equals only ABSENT.
+    """
+    if a is ABSENT or b is ABSENT:
+        return a is b
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if is_number(a) and is_number(b):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b
+
+
+def escape(segment: Any) -> str:
+    """One JSON pointer segment: "~" becomes "~0" and "/" becomes "~1"."""
+    return str(segment).replace("~", "~0").replace("/", "~1")
+
+
+def unescape(segment: str) -> str:
+    """The member name an escaped JSON pointer segment stands for."""
+    return segment.replace("~1", "/").replace("~0", "~")
+
+
+def pointer(path: Iterable[Any]) -> str:
+    """The JSON pointer of a data path: () → "", ("a", 0) → "/a/0"."""
+    return "".join("/" + escape(p) for p in path)
+
+
+def jsonpath_child(path: str, key: Any) -> str:
+    """path.key, path[3] or path["odd key"]: a JSONPath to a child."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return f"{path}[{key}]"
+    if _PLAIN_NAME.fullmatch(key):
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
