@@ -12,8 +12,9 @@ from inspector.web.views import config as config_views
 from inspector.web.live import register_live
 from inspector.web.present import register_filters
 
-WEB_IN_PACKAGE = Path(__file__).resolve().parent / "_web"
-WEB_IN_SOURCE = Path(__file__).resolve().parent.parent
+PACKAGE = Path(__file__).resolve().parent.parent  # inspector/ (this file is inspector/web/app.py)
+WEB_IN_PACKAGE = PACKAGE / "_web"
+WEB_IN_SOURCE = PACKAGE.parent
 
 
 def web_root() -> Path:
