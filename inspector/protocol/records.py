@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from inspector.protocol import jsonrpc
 
@@ -16,6 +16,15 @@ STDERR = "stderr"
 INVALID = "invalid"
 EVENT = "event"
 KINDS = (MESSAGE, STDERR, INVALID, EVENT)
+
+
+class RecordSink(Protocol):
+    """Where a record goes: the Store (the page), headless.Sink and check.CheckingSink (the commands).
+
+    Declared so a reader (and a type checker) sees which `add` a call reaches; each returns the record with its
+    seq and time set."""
+
+    def add(self, record: Record) -> Record: ...
 
 
 class RecordError(ValueError):
