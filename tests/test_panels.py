@@ -11,7 +11,7 @@ import pytest
 
 from conftest import fixture_command, records_in, start_inspector, wait_for
 from inspector.protocol import content
-from inspector.web.views.panels import MAX_RESULTS, MAX_UPDATES, PanelState
+from inspector.panel_state import MAX_RESULTS, MAX_UPDATES, PanelState
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8).decode()
 
@@ -493,6 +493,8 @@ def test_templates_alone(tmp_path):
     """The partials with a stub session: no completions capability means no datalist, no hx-post on typing."""
     from flask import Flask, render_template
 
+    from types import SimpleNamespace
+
     from conftest import ROOT
     from inspector.web.views import panels
     from inspector.web.present import register_filters
@@ -511,7 +513,9 @@ def test_templates_alone(tmp_path):
     app = Flask("t", template_folder=str(ROOT / "templates"))
     app.jinja_env.autoescape = True
     stub = Stub()
-    app.extensions["inspector"] = {"session": stub}
+    state = PanelState()
+    state.follow(stub)
+    app.extensions["inspector"] = SimpleNamespace(session=stub, panels=state)
     register_filters(app)
     app.register_blueprint(panels.bp)
     assert len(stub.on_notification_hooks) == 1
