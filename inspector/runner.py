@@ -20,11 +20,16 @@ from inspector.recording.files import RecordingError, RecordingWriter, default_p
 from inspector.protocol.records import EVENT, Record
 from inspector.reload import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
 from inspector.asks import Asks
+from inspector.inspector import Inspector
+from inspector.panel_state import PanelState
 from inspector.problems import Problems
+from inspector.recording.viewer import RecordedSession
 from inspector.restarts import Restarter
-from inspector.targets import session_connector
 from inspector.session import Session
 from inspector.recording.store import Store
+from inspector.sharing import Sharing
+from inspector.targeting import Targeting
+from inspector.task_tracker import TaskTracker
 from inspector.transport import SpawnError
 from inspector.transport.stdio import resolve_command
 
@@ -119,23 +124,8 @@ def run(config: Config) -> int:
     except (SpawnError, RecordingError) as exc:
         print(f"mcp-inspect: {exc}", file=sys.stderr)
         return 2
-    store = Store(writer)
-    session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
-                      client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list(),
-                      protocol=config.protocol)
-    if config.url:
-        session.url, session.http_headers = config.url, list(config.headers)
-        # Our own port is known only once bound: read it at each connect.
-        session.connect = session_connector(config.url, config.transport,
-                                            lambda: [app.config.get("INSPECTOR_PORT", 0)])
-    problems = Problems(store, session, timeout=config.timeout, disabled=config.disabled_rules)
-    asks = Asks(session)
-    watcher = make_watcher(config)
-    restarter = Restarter(session, restart_on_crash=config.restart_on_crash, watcher=watcher)
-    token = secrets.token_urlsafe(32)
-    app = create_app(config, store=store, session=session, token=token, restarter=restarter)
-    app.extensions["inspector"]["problems"] = problems
-    app.extensions["inspector"]["asks"] = asks
+    inspector = build(config, Store(writer))
+    app = create_app(inspector)
     try:
         server = bind(app, config.host, config.port)
     except StartError as exc:
@@ -144,28 +134,74 @@ def run(config: Config) -> int:
             writer.path.unlink(missing_ok=True)
         print(f"mcp-inspect: {exc}", file=sys.stderr)
         return 2
-    port = server.socket.getsockname()[1]
-    app.config["INSPECTOR_PORT"] = port
-    writer.write_header(header(config.target(), protocol=config.protocol, env_keys=[key for key, _ in config.env]))
-
-    if writer.path:
-        print(f"mcp-inspect: recording to {writer.path}", file=sys.stderr, flush=True)
-    if watcher:
-        watcher.on_change = lambda paths: restarter.restart("file change", paths)
-        watcher.start()
-        print(f"mcp-inspect: watching {', '.join(str(p) for p in watcher.spec.paths)} for changes",
-              file=sys.stderr, flush=True)
-    has_target = bool(config.command or config.url)  # --config without --server: the page picks one
-    serve_until_stopped(server, config, token, on_ready=session.start if has_target else (lambda: None))
+    begin(inspector, server.socket.getsockname()[1])
+    serve_until_stopped(server, config, inspector.token, on_ready=lambda: start_target(inspector))
     print("mcp-inspect: shutting down", file=sys.stderr, flush=True)
-    if watcher:
-        watcher.stop()
-    session.close()
-    store.add(Record(EVENT, event="session-end", detail={}))
-    store.close()
+    shut_down(inspector)
     server.shutdown()
     writer.close()
     return 0
+
+
+def build(config: Config, store: Store) -> Inspector:
+    """THE composition root: every service of one live run, wired to each other (tests call this too)."""
+    session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
+                      client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list(),
+                      protocol=config.protocol)
+    # The order is the order the hooks on the session run in: the checker, the asks, the restarter, the panels.
+    problems = Problems(store, session, timeout=config.timeout, disabled=config.disabled_rules)
+    asks = Asks(session)
+    watcher = make_watcher(config)
+    restarter = Restarter(session, restart_on_crash=config.restart_on_crash, watcher=watcher)
+    if watcher:
+        watcher.on_change = lambda paths: restarter.restart("file change", paths)
+    panels = PanelState()
+    panels.follow(session)
+    inspector = Inspector(config=config, token=secrets.token_urlsafe(32), store=store, session=session,
+                          tasks=TaskTracker(session), panels=panels, restarter=restarter, watcher=watcher,
+                          problems=problems, asks=asks, sharing=Sharing(store, session))
+    inspector.targeting = Targeting(session, config, lambda: inspector.port)
+    if config.url:
+        inspector.targeting.use_http(config.url, config.transport, config.headers)
+    return inspector
+
+
+def build_view(config: Config, store: Store, head: dict | None, problems: list[str]) -> Inspector:
+    """The services of `mcp-inspect view FILE`: a recorded session, nothing that runs or sends."""
+    session = RecordedSession(store, head, problems, Path(config.view).name)
+    return Inspector(config=config, token=secrets.token_urlsafe(32), store=store, session=session,
+                     tasks=TaskTracker(session), recording_problems=list(problems))
+
+
+def begin(inspector: Inspector, port: int) -> None:
+    """The page's port is bound: note it, write the recording's header, start watching (tests call this too)."""
+    config, writer = inspector.config, inspector.store.writer
+    inspector.port = port
+    writer.write_header(header(config.target(), protocol=config.protocol, env_keys=[key for key, _ in config.env]))
+    if writer.path:
+        print(f"mcp-inspect: recording to {writer.path}", file=sys.stderr, flush=True)
+    watcher = inspector.watcher
+    if watcher:
+        watcher.start()
+        print(f"mcp-inspect: watching {', '.join(str(p) for p in watcher.spec.paths)} for changes",
+              file=sys.stderr, flush=True)
+
+
+def start_target(inspector: Inspector) -> None:
+    """Start the server named on the command line (with --config alone, the page picks one)."""
+    if inspector.config.command or inspector.config.url:
+        inspector.live.start()
+
+
+def shut_down(inspector: Inspector) -> None:
+    """Stop the services in order: no new work (watcher, viewers), then the server, then the recording."""
+    if inspector.watcher:
+        inspector.watcher.stop()
+    if inspector.sharing:
+        inspector.sharing.stop()
+    inspector.live.close()
+    inspector.store.add(Record(EVENT, event="session-end", detail={}))
+    inspector.store.close()
 
 
 def serve_until_stopped(server: BaseWSGIServer, config: Config, token: str, on_ready=None) -> None:
@@ -188,7 +224,6 @@ def serve_until_stopped(server: BaseWSGIServer, config: Config, token: str, on_r
 def run_view(config: Config) -> int:
     """`mcp-inspect view FILE`: the recording's timeline in the page, read-only; nothing is run or sent."""
     from inspector.web.app import create_app
-    from inspector.recording.viewer import RecordedSession
 
     try:
         recording = RecordingWriter.open_existing(config.view)
@@ -199,16 +234,15 @@ def run_view(config: Config) -> int:
         return 2
     for problem in problems:
         print(f"mcp-inspect: {config.view}: {problem}", file=sys.stderr)
-    session = RecordedSession(store, head, problems, Path(config.view).name)
-    token = secrets.token_urlsafe(32)
-    app = create_app(config, store=store, session=session, token=token)
+    inspector = build_view(config, store, head, problems)
+    app = create_app(inspector)
     try:
         server = bind(app, config.host, config.port)
     except StartError as exc:
         print(f"mcp-inspect: {exc}", file=sys.stderr)
         return 2
-    app.config["INSPECTOR_PORT"] = server.socket.getsockname()[1]
-    serve_until_stopped(server, config, token)
+    inspector.port = server.socket.getsockname()[1]
+    serve_until_stopped(server, config, inspector.token)
     server.shutdown()
     recording.close()
     return 0

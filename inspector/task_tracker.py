@@ -218,7 +218,10 @@ class TaskTracker:
                 else:
                     call.task_key = self.note(view, source="tools/call", tool=name, call_id=call.id).key
                     call.state = "task"
-            call.done.set()
+            with call.changed:  # the task controls' answers wait on this condition, not on a clock
+                call.done.set()
+                call.version += 1
+                call.changed.notify_all()
             self.session.store.signal(f"task-call:{call.id}")
 
         pending = self.session.request("tools/call", params, timeout=timeout, on_done=done)

@@ -1,4 +1,5 @@
-"""Shared fixtures: a real mcp-inspect process (or an in-process app) on a real port, and the fixture servers."""
+"""Shared fixtures: the page built in-process (a Flask test client, no port), a real mcp-inspect process on a real
+port (for the websocket, process groups and start-up), and the fixture servers."""
 
 from __future__ import annotations
 
@@ -28,8 +29,31 @@ def fixture_command(name: str, *args: str) -> list[str]:
     return [PYTHON, str(FIXTURES / f"{name}.py"), *args]
 
 
+class PageRequests:
+    """What a test sends to a page, on a real port or in-process: the cookie, our Origin, an htmx form POST."""
+
+    port: int
+    token: str
+
+    @property
+    def cookie(self) -> str:
+        return f"mcp_inspect_{self.port}={self.token}"
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def post(self, path: str, form: dict | None = None, **kwargs) -> tuple[int, dict, bytes]:
+        """An htmx-style form POST."""
+        from urllib.parse import urlencode
+
+        headers = {"HX-Request": "true", "Content-Type": "application/x-www-form-urlencoded",
+                   "Origin": self.origin, **kwargs.pop("headers", {})}
+        return self.request("POST", path, headers=headers, body=urlencode(form or {}), **kwargs)
+
+
 @dataclass
-class Inspector:
+class Inspector(PageRequests):
     """A running `mcp-inspect` child process."""
 
     proc: subprocess.Popen
@@ -39,14 +63,6 @@ class Inspector:
     record: Path | None
     stderr_path: Path
     extra: dict = field(default_factory=dict)
-
-    @property
-    def cookie(self) -> str:
-        return f"mcp_inspect_{self.port}={self.token}"
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     def request(self, method: str, path: str, *, headers: dict | None = None, body: bytes | str | None = None,
                 auth: bool = True) -> tuple[int, dict, bytes]:
@@ -67,14 +83,6 @@ class Inspector:
         payload = response.read()
         conn.close()
         return response.status, {k.lower(): v for k, v in response.getheaders()}, payload
-
-    def post(self, path: str, form: dict | None = None, **kwargs) -> tuple[int, dict, bytes]:
-        """An htmx-style form POST."""
-        from urllib.parse import urlencode
-
-        headers = {"HX-Request": "true", "Content-Type": "application/x-www-form-urlencoded",
-                   "Origin": self.origin, **kwargs.pop("headers", {})}
-        return self.request("POST", path, headers=headers, body=urlencode(form or {}), **kwargs)
 
     def ws(self, **kwargs):
         """A websocket client on /ws with the cookie and our Origin."""
@@ -130,19 +138,109 @@ def _readline_with_timeout(proc: subprocess.Popen, timeout: float) -> str:
     return result[0].decode() if result else ""
 
 
-@pytest.fixture
-def inspector_factory(tmp_path):
-    """Start inspectors; all are stopped at the end of the test."""
-    started: list[Inspector] = []
+def _stopping_factory(tmp_path: Path, make):
+    """A factory fixture's body: make(tmp_path, argv, *options, **kwargs); everything made is stopped at the end."""
+    made: list = []
 
-    def factory(server_argv: list[str], *options: str, **kwargs) -> Inspector:
-        inspector = start_inspector(tmp_path, server_argv, *options, **kwargs)
-        started.append(inspector)
-        return inspector
+    def factory(server_argv: list[str], *options: str, **kwargs):
+        made.append(make(tmp_path, server_argv, *options, **kwargs))
+        return made[-1]
 
     yield factory
-    for inspector in started:
-        inspector.stop()
+    for item in made:
+        item.stop()
+
+
+@pytest.fixture
+def inspector_factory(tmp_path):
+    """Start inspectors (processes on real ports); all are stopped at the end of the test."""
+    yield from _stopping_factory(tmp_path, start_inspector)
+
+
+IN_PROCESS_PORT = 6280
+"""The port an in-process page believes it is on: nothing listens, but the Host check and the cookie use it."""
+
+
+@dataclass
+class InProcess(PageRequests):
+    """The page built in-process by the composition root (runner.build), with a Flask test client.
+
+    It speaks like `Inspector` (request, post, cookie, origin, record, stop), so a test can use either."""
+
+    app: object
+    services: object
+    """The product's inspector.inspector.Inspector: every service of the run."""
+    record: Path | None
+    port: int = IN_PROCESS_PORT
+
+    @property
+    def token(self) -> str:
+        return self.services.token
+
+    @property
+    def session(self):
+        return self.services.session
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/?token={self.token}"
+
+    def request(self, method: str, path: str, *, headers: dict | None = None, body: bytes | str | None = None,
+                auth: bool = True) -> tuple[int, dict, bytes]:
+        """A request through the test client, with the Host (and cookie) a browser on the page would send."""
+        all_headers = {"Host": f"127.0.0.1:{self.port}"}
+        if auth:
+            all_headers["Cookie"] = self.cookie
+        all_headers.update(headers or {})
+        client = self.app.test_client(use_cookies=False)  # the cookie is sent as a header, as a browser would
+        response = client.open(path, method=method, headers=all_headers,
+                               data=body.encode() if isinstance(body, str) else body)
+        payload = response.get_data()
+        return response.status_code, {k.lower(): v for k, v in response.headers.items()}, payload
+
+    def stop(self) -> None:
+        """Shut the services down in the runner's order (idempotent)."""
+        from inspector import runner
+
+        if self.services.store.closed:
+            return
+        if self.services.readonly:
+            self.services.store.close()
+        else:
+            runner.shut_down(self.services)
+        self.services.store.writer.close()
+
+
+def build_in_process(tmp_path: Path, server_argv: list[str], *options: str, record: bool = True,
+                     view: Path | None = None) -> InProcess:
+    """The page for `mcp-inspect [options] -- server_argv` (or `view FILE`), built in this process: the same
+    parsing, the same composition root, a real Store and recording, a real Session and child server; no port."""
+    from inspector import cli, runner
+    from inspector.recording.files import RecordingWriter
+    from inspector.recording.store import Store
+    from inspector.web.app import create_app
+
+    if view is not None:
+        config = cli.parse_view(["--no-open", *options, str(view)])
+        store = Store(RecordingWriter.open_existing(config.view))
+        head, problems = store.load_existing()
+        services = runner.build_view(config, store, head, problems)
+        services.port = IN_PROCESS_PORT
+        return InProcess(app=create_app(services), services=services, record=view)
+    record_path = tmp_path / f"session-{time.monotonic_ns()}.jsonl" if record else None
+    argv = ["--no-open", *options, *(["--record", str(record_path)] if record_path else ["--no-record"])]
+    config = cli.parse_config(argv + (["--", *server_argv] if server_argv else []))
+    services = runner.build(config, Store(runner.open_recording(config)))
+    app = create_app(services)
+    runner.begin(services, IN_PROCESS_PORT)
+    runner.start_target(services)
+    return InProcess(app=app, services=services, record=record_path)
+
+
+@pytest.fixture
+def page_factory(tmp_path):
+    """Build in-process pages (no port, no mcp-inspect process); all are shut down at the end of the test."""
+    yield from _stopping_factory(tmp_path, build_in_process)
 
 
 def read_records(path: Path) -> list[dict]:

@@ -20,8 +20,8 @@ ORDER_FORM = {"action": "accept", "f:/quantity": "3", "set:/gift_wrap": "true", 
 ORDER_TEXT = "Order confirmed: 3 x teapot, colour blue (Ocean blue), gift-wrapped."
 
 
-def start(inspector_factory, era: str):
-    inspector = inspector_factory(fixture_command("asking_sdk_server"), "--protocol", era)
+def start(page_factory, era: str):
+    inspector = page_factory(fixture_command("asking_sdk_server"), "--protocol", era)
     wait_for(lambda: any("tools" in (r["msg"].get("result") or {}) for r in messages(inspector)), 20,
              message="tools listed")
     return inspector
@@ -87,8 +87,8 @@ def text_of(html_text: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", " ", html_text))
 
 
-def test_modern_elicitation_sampling_and_roots_over_posts(inspector_factory):
-    inspector = start(inspector_factory, "modern")
+def test_modern_elicitation_sampling_and_roots_over_posts(page_factory):
+    inspector = start(page_factory, "modern")
     seen: set[int] = set()
 
     # An elicitation form: input_required, answered in the Asks panel, retried under a new id.
@@ -154,8 +154,8 @@ def test_modern_elicitation_sampling_and_roots_over_posts(inspector_factory):
     assert 'data-ask="' not in inspector.request("GET", "/")[2].decode(), "nothing left to answer"
 
 
-def test_modern_rejected_sampling_ends_the_chain_and_errors_are_explained(inspector_factory):
-    inspector = start(inspector_factory, "modern")
+def test_modern_rejected_sampling_ends_the_chain_and_errors_are_explained(page_factory):
+    inspector = start(page_factory, "modern")
     call_id = call(inspector, "summarize", {"text": "tea"})
     inspector.post(f"/asks/{next_ask(inspector, set())}", {"action": "reject"})
     failed = call_html(inspector, call_id)
@@ -175,8 +175,8 @@ def test_modern_rejected_sampling_ends_the_chain_and_errors_are_explained(inspec
                                                             .decode())
 
 
-def test_legacy_elicitation_sampling_and_roots_over_posts(inspector_factory):
-    inspector = start(inspector_factory, "legacy")
+def test_legacy_elicitation_sampling_and_roots_over_posts(page_factory):
+    inspector = start(page_factory, "legacy")
     seen: set[int] = set()
     call_id = call(inspector, "confirm_order", {"item": "teapot"})
     key = next_ask(inspector, seen)
@@ -201,7 +201,7 @@ def test_legacy_elicitation_sampling_and_roots_over_posts(inspector_factory):
     assert "retry of" not in timeline(inspector)
 
 
-def test_a_viewed_recording_shows_http_exchanges_chains_and_error_words(inspector_factory, tmp_path):
+def test_a_viewed_recording_shows_http_exchanges_chains_and_error_words(page_factory, tmp_path):
     """mcp-inspect view: the same notes from a file, with HTTP status and headers, all server text escaped."""
     evil = "<img src=x onerror=window.__x=1>"
     lines = [
@@ -226,7 +226,7 @@ def test_a_viewed_recording_shows_http_exchanges_chains_and_error_words(inspecto
     ]
     path = tmp_path / "http.jsonl"
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    inspector = inspector_factory([], view=path)
+    inspector = page_factory([], view=path)
     rows = inspector.request("GET", "/timeline/rows")[2].decode()
     assert evil not in rows and "&lt;img src=x" in rows
     assert "↳ retry of #2" in row_html(rows, 3) and "round 2" in row_html(rows, 3)

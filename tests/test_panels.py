@@ -9,9 +9,9 @@ from urllib.parse import quote
 
 import pytest
 
-from conftest import fixture_command, records_in, start_inspector, wait_for
+from conftest import build_in_process, fixture_command, records_in, start_inspector, wait_for
 from inspector.protocol import content
-from inspector.web.views.panels import MAX_RESULTS, MAX_UPDATES, PanelState
+from inspector.panel_state import MAX_RESULTS, MAX_UPDATES, PanelState
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8).decode()
 
@@ -143,24 +143,56 @@ def test_panel_state_is_bounded():
     assert state.updates["mem://kept"]["count"] == 2
 
 
-# -- HTTP through a real inspector: the rich stdlib fixture ----------------------------------------------------------
+# -- HTTP through the page: the rich stdlib fixture ---------------------------------------------------------------
+# The HTTP tests build the page in-process (`rich_app`, `sdk_app`); the browser tests need a real port (`rich`, `sdk`).
+
+RICH_OPTIONS = ("--timeout", "3", "--no-watch")
+
+
+def _serve(start, folder, server: str, options, ready, seconds: float):
+    """start(folder, argv, *options), then wait until the page lists what ready() looks for."""
+    inspector = start(folder, fixture_command(server), *options)
+    wait_for(lambda: ready(inspector.request("GET", "/")[2]), seconds, message=f"{server}'s lists on the page")
+    return inspector
+
+
+def _rich_ready(html: bytes) -> bool:
+    return b"mem://slow" in html  # the last resource page
+
+
+def _sdk_ready(html: bytes) -> bool:
+    return b"fixture://notes/{topic}" in html and b"review_code" in html
+
 
 @pytest.fixture(scope="module")
 def rich(tmp_path_factory):
-    inspector = start_inspector(tmp_path_factory.mktemp("rich"), fixture_command("rich_server"),
-                                "--timeout", "3", "--no-watch")
-    wait_for(lambda: b"mem://slow" in inspector.request("GET", "/")[2], 15, message="all resource pages listed")
+    inspector = _serve(start_inspector, tmp_path_factory.mktemp("rich"), "rich_server", RICH_OPTIONS, _rich_ready, 15)
     yield inspector
     inspector.stop()
+
+
+@pytest.fixture(scope="module")
+def rich_app(tmp_path_factory):
+    page = _serve(build_in_process, tmp_path_factory.mktemp("rich-app"), "rich_server", RICH_OPTIONS, _rich_ready, 15)
+    yield page
+    page.stop()
 
 
 @pytest.fixture(scope="module")
 def sdk(tmp_path_factory):
-    inspector = start_inspector(tmp_path_factory.mktemp("sdk"), fixture_command("sdk_server"), "--no-watch")
-    wait_for(lambda: b"fixture://notes/{topic}" in inspector.request("GET", "/")[2] and
-             b"review_code" in inspector.request("GET", "/")[2], 30, message="SDK server listed")
+    inspector = _serve(start_inspector, tmp_path_factory.mktemp("sdk"), "sdk_server", ("--no-watch",), _sdk_ready, 30)
     yield inspector
     inspector.stop()
+
+
+@pytest.fixture(scope="module")
+def sdk_app(tmp_path_factory):
+    # The test checks the modern era: say so, rather than race the era probe's 3 s against the SDK's import
+    # (architecture finding 16).
+    page = _serve(build_in_process, tmp_path_factory.mktemp("sdk-app"), "sdk_server", ("--no-watch", "--protocol",
+                  "modern"), _sdk_ready, 30)
+    yield page
+    page.stop()
 
 
 def page_with(inspector, path: str, text: str, present: bool = True) -> str:
@@ -190,151 +222,151 @@ def sent(inspector, method: str) -> list[dict]:
             if r.get("kind") == "message" and r["dir"] == "to_server" and r["msg"].get("method") == method]
 
 
-def test_resources_panel_lists_every_page_and_the_templates(rich):
-    html = page_with(rich, "/", "window.__xss=1")
+def test_resources_panel_lists_every_page_and_the_templates(rich_app):
+    html = page_with(rich_app, "/", "window.__xss=1")
     panel = html[html.index('id="resources-panel"'):]
     for uri in ("mem://readme", "mem://config.json", "mem://logo.png", "mem://data.bin", "mem://counter",
                 "mem://slow"):
         assert uri in panel
     assert "mem://notes/{topic}{?lang}" in panel
-    assert [p for p in sent(rich, "resources/list")][1:] == [{"cursor": "2"}, {"cursor": "4"}, {"cursor": "6"}]
+    assert [p for p in sent(rich_app, "resources/list")][1:] == [{"cursor": "2"}, {"cursor": "4"}, {"cursor": "6"}]
     assert 'id="prompts-panel"' in html and "Greeting" in html
 
 
-def test_read_renders_text_json_images_and_blobs(rich):
-    assert "Read me.\n  Indented line." in read(rich, "mem://readme")
-    assert "{\n  &#34;debug&#34;: false," in read(rich, "mem://config.json")
-    logo = read(rich, "mem://logo.png")
+def test_read_renders_text_json_images_and_blobs(rich_app):
+    assert "Read me.\n  Indented line." in read(rich_app, "mem://readme")
+    assert "{\n  &#34;debug&#34;: false," in read(rich_app, "mem://config.json")
+    logo = read(rich_app, "mem://logo.png")
     assert '<img class="result-image"' in logo and 'src="data:image/png;base64,' in logo
-    data = read(rich, "mem://data.bin")
+    data = read(rich_app, "mem://data.bin")
     assert "<img" not in data and "data:" not in data
     href = re.search(r'href="(/content/read/\d+/0)"', data).group(1)
-    status, headers, body = rich.request("GET", href)
+    status, headers, body = rich_app.request("GET", href)
     assert status == 200 and body == bytes(range(256))
     assert headers["content-disposition"] == 'attachment; filename="data.bin"'
     assert headers["x-content-type-options"] == "nosniff"
 
 
-def test_read_errors_and_timeouts_are_shown(rich):
-    missing = read(rich, "mem://nope")
+def test_read_errors_and_timeouts_are_shown(rich_app):
+    missing = read(rich_app, "mem://nope")
     assert 'class="rpc-error"' in missing and "-32002" in missing and "Resource not found" in missing
-    slow = read(rich, "mem://slow")  # the inspector runs with --timeout 3
+    slow = read(rich_app, "mem://slow")  # the inspector runs with --timeout 3
     assert 'class="call-failed"' in slow and "no answer to resources/read within 3 s" in slow
-    assert rich.post("/resources/read", {})[0] == 400
+    assert rich_app.post("/resources/read", {})[0] == 400
 
 
-def test_template_read_expands_the_variables(rich):
-    status, _, body = rich.post("/resources/templates/read",
+def test_template_read_expands_the_variables(rich_app):
+    status, _, body = rich_app.post("/resources/templates/read",
                                 {"uriTemplate": "mem://notes/{topic}{?lang}", "v:topic": "red apples", "v:lang": ""})
     assert status == 200 and "Notes about red%20apples" in body.decode()
-    assert sent(rich, "resources/read")[-1] == {"uri": "mem://notes/red%20apples"}
-    detail = rich.request("GET", "/resources/template?uriTemplate=" + quote("mem://notes/{topic}{?lang}"))[2].decode()
+    assert sent(rich_app, "resources/read")[-1] == {"uri": "mem://notes/red%20apples"}
+    detail = rich_app.request("GET", "/resources/template?uriTemplate=" + quote("mem://notes/{topic}{?lang}"))[2].decode()
     assert re.search(r'<label for="tv-\w+-0">topic</label>', detail)
     assert re.search(r'<label for="tv-\w+-1">lang</label>', detail)
     assert 'hx-trigger="input changed delay:300ms"' in detail and "[" not in detail.split("hx-trigger=")[1][:40]
 
 
-def test_prompt_get_renders_messages_by_role(rich):
-    status, _, body = rich.post("/prompts/get", {"name": "greet", "a:name": "Ada", "a:style": ""})
+def test_prompt_get_renders_messages_by_role(rich_app):
+    status, _, body = rich_app.post("/prompts/get", {"name": "greet", "a:name": "Ada", "a:style": ""})
     html = body.decode()
     assert status == 200 and 'class="message role-user"' in html and 'class="message role-assistant"' in html
     assert "Greet Ada in a friendly way." in html and "Hello, Ada!" in html
-    assert sent(rich, "prompts/get")[-1] == {"name": "greet", "arguments": {"name": "Ada"}}, "empty optional left out"
-    failed = rich.post("/prompts/get", {"name": "greet", "a:name": ""})[2].decode()
+    assert sent(rich_app, "prompts/get")[-1] == {"name": "greet", "arguments": {"name": "Ada"}}, "empty optional left out"
+    failed = rich_app.post("/prompts/get", {"name": "greet", "a:name": ""})[2].decode()
     assert 'class="rpc-error"' in failed and "Missing required argument" in failed
-    assert sent(rich, "prompts/get")[-1] == {"name": "greet", "arguments": {"name": ""}}, "empty required is sent"
-    media = rich.post("/prompts/get", {"name": "show_media"})[2].decode()
+    assert sent(rich_app, "prompts/get")[-1] == {"name": "greet", "arguments": {"name": ""}}, "empty required is sent"
+    media = rich_app.post("/prompts/get", {"name": "show_media"})[2].decode()
     assert 'src="data:image/png;base64,' in media and "Embedded read-me text" in media
-    detail = rich.request("GET", "/prompts/detail?name=greet")[2].decode()
+    detail = rich_app.request("GET", "/prompts/detail?name=greet")[2].decode()
     assert re.search(r'<label for="pa-\w+-0">name <span class="required">\(required\)</span></label>', detail)
     assert re.search(r'<label for="pa-\w+-1">style</label>', detail)
     assert "Get prompt" in detail
 
 
-def test_completions_send_ref_argument_and_context(rich):
-    status, _, body = rich.post("/completions", {
+def test_completions_send_ref_argument_and_context(rich_app):
+    status, _, body = rich_app.post("/completions", {
         "ref_type": "ref/prompt", "ref": "greet", "argument": "style", "list": "pa-x-1-options",
         "name": "greet", "a:name": "Ada", "a:style": "f"})
     html = body.decode()
     assert status == 200 and html.strip().startswith('<datalist id="pa-x-1-options">')
     assert re.findall(r'<option value="([^"]*)">', html) == ["formal", "friendly", "funny"]
-    assert sent(rich, "completion/complete")[-1] == {"ref": {"type": "ref/prompt", "name": "greet"},
+    assert sent(rich_app, "completion/complete")[-1] == {"ref": {"type": "ref/prompt", "name": "greet"},
                                                      "argument": {"name": "style", "value": "f"},
                                                      "context": {"arguments": {"name": "Ada"}}}
-    body = rich.post("/completions", {"ref_type": "ref/resource", "ref": "mem://notes/{topic}{?lang}",
+    body = rich_app.post("/completions", {"ref_type": "ref/resource", "ref": "mem://notes/{topic}{?lang}",
                                       "argument": "topic", "list": "tv-y-0-options", "v:topic": "ap"})[2].decode()
     assert re.findall(r'<option value="([^"]*)">', body) == ["apples", "apricots"]
-    assert rich.post("/completions", {"list": '"><img src=x>', "argument": "a"})[0] == 400
+    assert rich_app.post("/completions", {"list": '"><img src=x>', "argument": "a"})[0] == 400
 
 
-def test_audio_is_served_with_its_type_and_nosniff(rich):
-    html = call(rich, "audio")
+def test_audio_is_served_with_its_type_and_nosniff(rich_app):
+    html = call(rich_app, "audio")
     src = re.search(r'<audio controls preload="metadata" src="(/content/call/\d+/0)">', html).group(1)
     assert "data:audio" not in html
-    status, headers, body = rich.request("GET", src)
+    status, headers, body = rich_app.request("GET", src)
     assert status == 200 and headers["content-type"] == "audio/wav" and body[:4] == b"RIFF"
     assert headers["x-content-type-options"] == "nosniff" and "content-disposition" not in headers
 
 
-def test_embedded_blob_is_a_download_and_svg_is_never_an_image(rich):
-    blob = call(rich, "embedded_blob")
+def test_embedded_blob_is_a_download_and_svg_is_never_an_image(rich_app):
+    blob = call(rich_app, "embedded_blob")
     href = re.search(r'href="(/content/call/\d+/0)" download="report.pdf"', blob).group(1)
-    status, headers, body = rich.request("GET", href)
+    status, headers, body = rich_app.request("GET", href)
     assert status == 200 and headers["content-disposition"] == 'attachment; filename="report.pdf"'
     assert body == bytes(range(256))
-    svg = call(rich, "svg_image")
+    svg = call(rich_app, "svg_image")
     assert "<img" not in svg and "data:image/svg" not in svg
     assert "&lt;svg" in svg, "shown as source text"
     href = re.search(r'href="(/content/call/\d+/0)"', svg).group(1)
-    status, headers, _ = rich.request("GET", href)
+    status, headers, _ = rich_app.request("GET", href)
     assert headers["content-disposition"].startswith("attachment") and "svg" not in headers["content-type"]
-    assert rich.request("GET", "/content/call/9999/0")[0] == 404
-    assert rich.request("GET", "/content/read/9999/0")[0] == 404
-    assert rich.request("GET", href, auth=False)[0] == 401
+    assert rich_app.request("GET", "/content/call/9999/0")[0] == 404
+    assert rich_app.request("GET", "/content/read/9999/0")[0] == 404
+    assert rich_app.request("GET", href, auth=False)[0] == 401
 
 
-def test_rich_tool_results(rich):
-    text = call(rich, "text")
+def test_rich_tool_results(rich_app):
+    text = call(rich_app, "text")
     assert '<pre class="text">  indented\n\ttabbed  \nlast line</pre>' in text
-    assert '<pre class="text json">{\n  &#34;b&#34;: [' in call(rich, "json_text")
-    png = call(rich, "png_image")
+    assert '<pre class="text json">{\n  &#34;b&#34;: [' in call(rich_app, "json_text")
+    png = call(rich_app, "png_image")
     assert '<img class="result-image"' in png and 'src="data:image/png;base64,iVBOR' in png
-    link = call(rich, "resource_link")
+    link = call(rich_app, "resource_link")
     assert "hx-post=\"/resources/read\" hx-vals='{\"uri\": \"mem://readme\"}'" in link
     assert "Read</button>" in link
-    embedded = call(rich, "embedded_text")
+    embedded = call(rich_app, "embedded_text")
     assert "# Title\n\n  kept  spacing" in embedded and "mem://embedded.md" in embedded
-    ok = call(rich, "structured_ok")
+    ok = call(rich_app, "structured_ok")
     assert 'class="schema-check valid"' in ok and 'class="structured"' in ok
-    bad = call(rich, "structured_bad")
+    bad = call(rich_app, "structured_bad")
     assert 'class="schema-check invalid"' in bad and "2 errors" in bad
     assert "<code>/count</code> &#39;two&#39; is not of type &#39;integer&#39;" in bad
     assert "<code>/names/1</code> 3 is not of type &#39;string&#39;" in bad
-    failed = call(rich, "fails")
+    failed = call(rich_app, "fails")
     assert 'class="result is-error"' in failed and "rpc-error" not in failed
-    rpc = call(rich, "rpc_error")
+    rpc = call(rich_app, "rpc_error")
     assert 'class="rpc-error"' in rpc and "JSON-RPC error -32602" in rpc and "is-error" not in rpc
 
 
-def test_subscribe_shows_updates_in_the_panel(rich):
-    status, _, body = rich.post("/resources/subscribe", {"uri": "mem://counter"})
+def test_subscribe_shows_updates_in_the_panel(rich_app):
+    status, _, body = rich_app.post("/resources/subscribe", {"uri": "mem://counter"})
     assert status == 200 and "Unsubscribe</button>" in body.decode()
-    assert sent(rich, "resources/subscribe")[-1] == {"uri": "mem://counter"}
-    call(rich, "bump")
-    panel = page_with(rich, "/", "updated at")
+    assert sent(rich_app, "resources/subscribe")[-1] == {"uri": "mem://counter"}
+    call(rich_app, "bump")
+    panel = page_with(rich_app, "/", "updated at")
     item = panel[panel.index("mem://counter"):]
     assert re.search(r"updated at \d\d:\d\d:\d\d", item) and "Re-read</button>" in item
     assert "subscribed" in item
-    reread = rich.post("/resources/read", {"uri": "mem://counter", "detail": "1"})[2].decode()
+    reread = rich_app.post("/resources/read", {"uri": "mem://counter", "detail": "1"})[2].decode()
     assert "counter=1" in reread and 'aria-label="Resource"' in reread
-    body = rich.post("/resources/unsubscribe", {"uri": "mem://counter"})[2].decode()
+    body = rich_app.post("/resources/unsubscribe", {"uri": "mem://counter"})[2].decode()
     assert "Subscribe</button>" in body and "Unsubscribe" not in body
-    assert sent(rich, "resources/unsubscribe")[-1] == {"uri": "mem://counter"}
+    assert sent(rich_app, "resources/unsubscribe")[-1] == {"uri": "mem://counter"}
 
 
-def test_a_viewed_recording_shows_the_panels_read_only(rich, tmp_path):
-    call(rich, "audio")
-    viewer = start_inspector(tmp_path, [], view=rich.record)
+def test_a_viewed_recording_shows_the_panels_read_only(rich_app, tmp_path):
+    call(rich_app, "audio")
+    viewer = build_in_process(tmp_path, [], view=rich_app.record)
     try:
         html = viewer.request("GET", "/")[2].decode()
         assert "mem://readme" in html and "Notes by topic" in html and "Greeting" in html
@@ -348,31 +380,31 @@ def test_a_viewed_recording_shows_the_panels_read_only(rich, tmp_path):
 
 # -- HTTP against the SDK-built server -----------------------------------------------------------------------------
 
-def test_sdk_resources_templates_prompts_and_completions(sdk):
-    assert "Hello from the SDK fixture." in read(sdk, "fixture://greeting")
-    body = sdk.post("/resources/templates/read", {"uriTemplate": "fixture://notes/{topic}", "v:topic": "cats"})[2]
+def test_sdk_resources_templates_prompts_and_completions(sdk_app):
+    assert "Hello from the SDK fixture." in read(sdk_app, "fixture://greeting")
+    body = sdk_app.post("/resources/templates/read", {"uriTemplate": "fixture://notes/{topic}", "v:topic": "cats"})[2]
     assert "Notes about cats." in body.decode()
-    body = sdk.post("/prompts/get", {"name": "review_code", "a:code": "x = 1", "a:language": "rust"})[2].decode()
+    body = sdk_app.post("/prompts/get", {"name": "review_code", "a:code": "x = 1", "a:language": "rust"})[2].decode()
     assert 'class="message role-user"' in body and "Please review this rust code:\n\nx = 1" in body
-    body = sdk.post("/completions", {"ref_type": "ref/prompt", "ref": "review_code", "argument": "language",
+    body = sdk_app.post("/completions", {"ref_type": "ref/prompt", "ref": "review_code", "argument": "language",
                                      "list": "l-1", "a:language": "p", "a:code": "x"})[2].decode()
     assert re.findall(r'<option value="([^"]*)">', body) == ["python", "perl", "php"]
-    body = sdk.post("/completions", {"ref_type": "ref/resource", "ref": "fixture://notes/{topic}",
+    body = sdk_app.post("/completions", {"ref_type": "ref/resource", "ref": "fixture://notes/{topic}",
                                      "argument": "topic", "list": "l-2", "v:topic": "ap"})[2].decode()
     assert re.findall(r'<option value="([^"]*)">', body) == ["apples", "apricots"]
     # In the modern era the SDK declares resources.subscribe; there is no resources/subscribe there, so
     # subscribing re-opens subscriptions/listen with the URI.
-    detail = sdk.request("GET", "/resources/detail?uri=" + quote("fixture://greeting"))[2].decode()
+    detail = sdk_app.request("GET", "/resources/detail?uri=" + quote("fixture://greeting"))[2].decode()
     assert "Read</button>" in detail and "Subscribe</button>" in detail
-    status, _, body = sdk.post("/resources/subscribe", {"uri": "fixture://greeting"})
+    status, _, body = sdk_app.post("/resources/subscribe", {"uri": "fixture://greeting"})
     assert status == 200 and "Unsubscribe" in body.decode()
-    listens = wait_for(lambda: [r["msg"]["params"]["notifications"] for r in records_in(sdk.record)
+    listens = wait_for(lambda: [r["msg"]["params"]["notifications"] for r in records_in(sdk_app.record)
                                 if r.get("kind") == "message" and r["msg"].get("method") == "subscriptions/listen"
                                 and "resourceSubscriptions" in r["msg"]["params"]["notifications"]], 10,
                        message="a listen with the resource")
     assert listens[-1]["resourceSubscriptions"] == ["fixture://greeting"]
     assert not any(r.get("kind") == "message" and r["msg"].get("method") == "resources/subscribe"
-                   for r in records_in(sdk.record))
+                   for r in records_in(sdk_app.record))
 
 
 # -- the page in Chromium ------------------------------------------------------------------------------------------
@@ -493,6 +525,8 @@ def test_templates_alone(tmp_path):
     """The partials with a stub session: no completions capability means no datalist, no hx-post on typing."""
     from flask import Flask, render_template
 
+    from types import SimpleNamespace
+
     from conftest import ROOT
     from inspector.web.views import panels
     from inspector.web.present import register_filters
@@ -511,7 +545,9 @@ def test_templates_alone(tmp_path):
     app = Flask("t", template_folder=str(ROOT / "templates"))
     app.jinja_env.autoescape = True
     stub = Stub()
-    app.extensions["inspector"] = {"session": stub}
+    state = PanelState()
+    state.follow(stub)
+    app.extensions["inspector"] = SimpleNamespace(session=stub, panels=state)
     register_filters(app)
     app.register_blueprint(panels.bp)
     assert len(stub.on_notification_hooks) == 1

@@ -1,4 +1,6 @@
-"""security.md rows 1-6, 10 and 28 against a real mcp-inspect process on a real loopback port."""
+"""security.md rows 1-6, 10 and 28. The websocket, the listener and the process rows run against a real mcp-inspect
+process on a real loopback port (`insp`); the rows that are plain HTTP run against the same app built in-process
+(`gate`), with the same gate in front of every route."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from pathlib import Path
 import pytest
 import websocket
 
-from conftest import ROOT, Inspector, read_records, start_inspector, wait_for
+from conftest import ROOT, Inspector, build_in_process, read_records, start_inspector, wait_for
 
 WS_KEY = "dGhlIHNhbXBsZSBub25jZQ=="
 
@@ -33,6 +35,17 @@ def insp(tmp_path_factory):
         yield inspector
     finally:
         inspector.stop()
+
+
+@pytest.fixture(scope="module")
+def gate(tmp_path_factory):
+    """The page with the demo server, built in-process, for the whole module (nothing here may change its state)."""
+    page = build_in_process(tmp_path_factory.mktemp("gate"), [], "--demo")
+    try:
+        wait_for(lambda: running(page), message="the demo server running")
+        yield page
+    finally:
+        page.stop()
 
 
 @pytest.fixture(scope="module")
@@ -134,26 +147,26 @@ HOST_PATHS = ["/", "/?token={token}", "/static/app.js", "/static/vendor/htmx-4.0
 
 @pytest.mark.parametrize("path", HOST_PATHS)
 @pytest.mark.parametrize("host", BAD_HOSTS)
-def test_rebound_host_gets_400_and_no_token(insp, other_port, host, path):
-    host = host.format(port=insp.port, other=other_port)
+def test_rebound_host_gets_400_and_no_token(gate, other_port, host, path):
+    host = host.format(port=gate.port, other=other_port)
     headers = {"Host": host, "Origin": f"http://{host}"}
     if path == "/ws":
         headers.update(upgrade_headers())
-    status, response_headers, body = insp.request("GET", path.format(token=insp.token), headers=headers)
+    status, response_headers, body = gate.request("GET", path.format(token=gate.token), headers=headers)
     assert status == 400
-    assert insp.token.encode() not in body
+    assert gate.token.encode() not in body
     assert "set-cookie" not in response_headers
 
 
-def test_rebound_host_on_a_post_is_400_and_does_nothing(insp):
-    status, _, _ = insp.post("/server/stop", headers={"Host": f"evil.example:{insp.port}"})
+def test_rebound_host_on_a_post_is_400_and_does_nothing(gate):
+    status, _, _ = gate.post("/server/stop", headers={"Host": f"evil.example:{gate.port}"})
     assert status == 400
-    assert "stop" not in state_events(insp)
+    assert "stop" not in state_events(gate)
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1:{port}", "localhost:{port}"])
-def test_own_hosts_are_served(insp, host):
-    status, _, body = insp.request("GET", "/", headers={"Host": host.format(port=insp.port)})
+def test_own_hosts_are_served(gate, host):
+    status, _, body = gate.request("GET", "/", headers={"Host": host.format(port=gate.port)})
     assert status == 200 and b"timeline" in body
 
 
@@ -201,17 +214,17 @@ def test_wrong_token_gets_401_everywhere(insp, other_port, variant):
 
 
 @pytest.mark.parametrize("variant", ["", "x", "truncated", "extended", "wrong-case", "other"])
-def test_wrong_token_in_the_url_gets_401_and_no_cookie(insp, variant):
-    token = {"": "", "x": "x", "truncated": insp.token[:-1], "extended": insp.token + "0",
-             "wrong-case": insp.token.swapcase(), "other": secrets.token_urlsafe(32)}[variant]
-    status, headers, body = insp.request("GET", f"/?token={token}", auth=False)
+def test_wrong_token_in_the_url_gets_401_and_no_cookie(gate, variant):
+    token = {"": "", "x": "x", "truncated": gate.token[:-1], "extended": gate.token + "0",
+             "wrong-case": gate.token.swapcase(), "other": secrets.token_urlsafe(32)}[variant]
+    status, headers, body = gate.request("GET", f"/?token={token}", auth=False)
     assert status == 401
-    assert "set-cookie" not in headers and insp.token.encode() not in body
+    assert "set-cookie" not in headers and gate.token.encode() not in body
 
 
-def test_token_in_the_query_of_other_routes_does_not_authenticate(insp):
+def test_token_in_the_query_of_other_routes_does_not_authenticate(gate):
     for path in ("/timeline/rows", "/records/1", "/static/app.js"):
-        status, _, _ = insp.request("GET", f"{path}?token={insp.token}", auth=False)
+        status, _, _ = gate.request("GET", f"{path}?token={gate.token}", auth=False)
         assert status == 401, path
 
 
@@ -228,12 +241,12 @@ POST_ENDPOINTS = ["/server/stop", "/server/start", "/tools/word_count/call"]
 
 
 @pytest.mark.parametrize("path", POST_ENDPOINTS)
-def test_get_on_post_endpoints_does_nothing(insp, path):
-    status, _, body = insp.request("GET", path, headers={"HX-Request": "true"})
+def test_get_on_post_endpoints_does_nothing(gate, path):
+    status, _, body = gate.request("GET", path, headers={"HX-Request": "true"})
     assert status == 405
     assert b"Traceback" not in body
-    assert "stop" not in state_events(insp) and tool_calls(insp) == []
-    assert running(insp)
+    assert "stop" not in state_events(gate) and tool_calls(gate) == []
+    assert running(gate)
 
 
 FORM = "application/x-www-form-urlencoded"
@@ -259,19 +272,19 @@ CSRF_CASES = [
 
 @pytest.mark.parametrize("path", POST_ENDPOINTS)
 @pytest.mark.parametrize("name, headers, body, auth, expected", CSRF_CASES, ids=[c[0] for c in CSRF_CASES])
-def test_csrf_variants_are_refused_and_change_nothing(insp, path, name, headers, body, auth, expected):
-    calls_before = len(tool_calls(insp))
-    status, _, response = insp.request("POST", path, headers={"Origin": insp.origin, **headers}, body=body, auth=auth)
+def test_csrf_variants_are_refused_and_change_nothing(gate, path, name, headers, body, auth, expected):
+    calls_before = len(tool_calls(gate))
+    status, _, response = gate.request("POST", path, headers={"Origin": gate.origin, **headers}, body=body, auth=auth)
     assert status == expected, response
-    assert "stop" not in state_events(insp)
-    assert state_events(insp).count("spawn") == 1
-    assert len(tool_calls(insp)) == calls_before == 0
-    assert running(insp)
+    assert "stop" not in state_events(gate)
+    assert state_events(gate).count("spawn") == 1
+    assert len(tool_calls(gate)) == calls_before == 0
+    assert running(gate)
 
 
-def test_proper_actions_do_work(inspector_factory, tmp_path):
+def test_proper_actions_do_work(page_factory, tmp_path):
     """The positive control for row 4: the same endpoints do act when asked properly."""
-    inspector = inspector_factory([], "--demo")
+    inspector = page_factory([], "--demo")
     wait_for(lambda: running(inspector), message="the demo server running")
     status, _, body = inspector.request("POST", "/tools/word_count/call",
                                         headers={"Content-Type": "application/json", "Origin": inspector.origin,
@@ -480,8 +493,8 @@ def assert_security_headers(headers: dict) -> None:
                                         "body": "arguments=not-json"}, 422),
     ("GET", "/static/app.js", {}, 200),
 ])
-def test_security_headers_on_every_response(insp, method, path, kwargs, expected):
-    status, headers, body = insp.request(method, path, **kwargs)
+def test_security_headers_on_every_response(gate, method, path, kwargs, expected):
+    status, headers, body = gate.request(method, path, **kwargs)
     assert status == expected, body[:300]
     assert_security_headers(headers)
     if status >= 400:
@@ -576,8 +589,8 @@ def test_vendor_files_match_their_checksums():
     assert scripts <= set(sums), f"vendored files without a checksum: {scripts - set(sums)}"
 
 
-def test_page_loads_only_our_own_scripts(insp):
-    _, _, body = insp.request("GET", "/")
+def test_page_loads_only_our_own_scripts(gate):
+    _, _, body = gate.request("GET", "/")
     page = body.decode()
     scripts = re.findall(r"<script\b([^>]*)>(.*?)</script>", page, flags=re.S | re.I)
     assert scripts
@@ -590,16 +603,16 @@ def test_page_loads_only_our_own_scripts(insp):
 
 # ----------------------------------------------------------------------------------- row 28: the token URL
 
-def test_token_url_sets_cookie_and_redirects_to_a_clean_url(insp):
-    status, headers, body = insp.request("GET", f"/?token={insp.token}", auth=False)
+def test_token_url_sets_cookie_and_redirects_to_a_clean_url(gate):
+    status, headers, body = gate.request("GET", f"/?token={gate.token}", auth=False)
     assert status == 302
     assert headers["location"] == "/"
-    assert insp.token.encode() not in body
+    assert gate.token.encode() not in body
     cookie = headers["set-cookie"]
     name, _, rest = cookie.partition("=")
-    assert name == f"mcp_inspect_{insp.port}" and str(insp.port) in name
+    assert name == f"mcp_inspect_{gate.port}" and str(gate.port) in name
     value, _, attributes = rest.partition(";")
-    assert value == insp.token
+    assert value == gate.token
     flags = {a.strip().split("=")[0].lower(): a.strip().partition("=")[2] for a in attributes.split(";") if a.strip()}
     assert "httponly" in flags
     assert flags.get("samesite", "").lower() == "strict"
@@ -609,17 +622,17 @@ def test_token_url_sets_cookie_and_redirects_to_a_clean_url(insp):
     assert "no-store" in headers["cache-control"]
     assert headers["x-frame-options"] == "DENY"
     # The cookie it set is what the rest of the app accepts.
-    status, _, _ = insp.request("GET", "/", auth=False, headers={"Cookie": f"{name}={value}"})
+    status, _, _ = gate.request("GET", "/", auth=False, headers={"Cookie": f"{name}={value}"})
     assert status == 200
 
 
-def test_token_url_on_another_path_is_not_traded(insp):
-    status, headers, _ = insp.request("GET", f"/index.html?token={insp.token}", auth=False)
+def test_token_url_on_another_path_is_not_traded(gate):
+    status, headers, _ = gate.request("GET", f"/index.html?token={gate.token}", auth=False)
     assert status == 401 and "set-cookie" not in headers
 
 
-def test_page_itself_does_not_carry_the_token(insp):
-    status, headers, body = insp.request("GET", "/")
+def test_page_itself_does_not_carry_the_token(gate):
+    status, headers, body = gate.request("GET", "/")
     assert status == 200
-    assert insp.token.encode() not in body
+    assert gate.token.encode() not in body
     assert "no-store" in headers["cache-control"] and headers["referrer-policy"] == "no-referrer"

@@ -1,4 +1,6 @@
-"""Recordings from the page: copy as command, raw lines, export, open and replay an uploaded recording."""
+"""Recordings from the page: copy as command, raw lines, export, open and replay an uploaded recording.
+
+The page is built in-process (page_factory); the fixture servers and the opened viewer are real processes."""
 
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ def multipart(inspector, path: str, filename: str, content: bytes):
         "HX-Request": "true", "Origin": inspector.origin, "Content-Type": f"multipart/form-data; boundary={boundary}"})
 
 
-def test_copy_as_command_reproduces_a_request(inspector_factory):
-    inspector = inspector_factory(fixture_command("raw_server"))
+def test_copy_as_command_reproduces_a_request(page_factory):
+    inspector = page_factory(fixture_command("raw_server"))
     wait_tools(inspector)
     inspector.post("/tools/add/call", {"arguments": '{"a": 1, "b": 2}'})
     seq = wait_for(lambda: next((r["seq"] for r in records_in(inspector.record) if r.get("kind") == "message"
@@ -38,9 +40,9 @@ def test_copy_as_command_reproduces_a_request(inspector_factory):
     assert inspector.request("GET", "/records/1/command")[0] == 404  # the spawn event is not a request
 
 
-def test_raw_lines_are_sent_exactly_and_marked_hand_made(inspector_factory, tmp_path):
+def test_raw_lines_are_sent_exactly_and_marked_hand_made(page_factory, tmp_path):
     log = tmp_path / "fake.log"
-    inspector = inspector_factory(fixture_command("fake_server", "ok"), env={"FAKE_LOG": str(log)})
+    inspector = page_factory(fixture_command("fake_server", "ok"), "-e", f"FAKE_LOG={log}")
     wait_tools(inspector)
     for line in ("this is not json", '{"jsonrpc": "2.0", "id": "hand-1", "method": "ping"}'):
         status, _, body = inspector.post("/raw", {"line": line})
@@ -58,9 +60,9 @@ def test_raw_lines_are_sent_exactly_and_marked_hand_made(inspector_factory, tmp_
     assert "hand-made" in page.decode()
 
 
-def test_export_masks_secrets_and_the_page_token(inspector_factory):
+def test_export_masks_secrets_and_the_page_token(page_factory):
     secret = f"S3CR3T-{uuid.uuid4()}"
-    inspector = inspector_factory(fixture_command("fake_server", "ok"), "-e", f"API_KEY={secret}")
+    inspector = page_factory(fixture_command("fake_server", "ok"), "-e", f"API_KEY={secret}")
     wait_tools(inspector)
     inspector.post("/tools/echo/call", {"arguments": json.dumps({"text": f"Bearer {secret} and {inspector.token}"})})
     wait_for(lambda: sum(1 for r in records_in(inspector.record) if secret in json.dumps(r)) >= 2, 10,
@@ -79,11 +81,11 @@ def test_export_masks_secrets_and_the_page_token(inspector_factory):
     assert inspector.request("GET", "/export?seq=x")[0] == 400
 
 
-def test_open_an_uploaded_recording_in_a_viewer(inspector_factory):
-    first = inspector_factory(fixture_command("raw_server"))
+def test_open_an_uploaded_recording_in_a_viewer(page_factory):
+    first = page_factory(fixture_command("raw_server"))
     wait_tools(first)
     content = first.record.read_bytes()
-    inspector = inspector_factory(fixture_command("fake_server", "ok"))
+    inspector = page_factory(fixture_command("fake_server", "ok"))
     status, _, body = multipart(inspector, "/recordings/open", "../../evil name.jsonl", content)
     assert status == 200, body
     url = re.search(r'href="(http://127\.0\.0\.1:\d+/\?token=[^"]+)"', body.decode()).group(1)
@@ -96,13 +98,13 @@ def test_open_an_uploaded_recording_in_a_viewer(inspector_factory):
     assert status == 422 and "not an mcp-inspect recording" in body.decode()
 
 
-def test_replay_from_the_page_restarts_the_server_and_reports_each_step(inspector_factory):
-    source = inspector_factory(fixture_command("raw_server"))
+def test_replay_from_the_page_restarts_the_server_and_reports_each_step(page_factory):
+    source = page_factory(fixture_command("raw_server"))
     wait_tools(source)
     source.post("/tools/add/call", {"arguments": '{"a": 2, "b": 5}'})
     wait_for(lambda: "7" in source.record.read_text(), 10, message="call answered")
     source.stop()
-    inspector = inspector_factory(fixture_command("raw_server"))
+    inspector = page_factory(fixture_command("raw_server"))
     wait_tools(inspector)
     status, _, body = multipart(inspector, "/recordings/replay", "session.jsonl", source.record.read_bytes())
     assert status == 200 and "Replay of" in body.decode()

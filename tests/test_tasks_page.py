@@ -58,8 +58,8 @@ def start_task(inspector, seconds: float, topic: str = "weekly") -> tuple[str, i
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_task_call_status_and_controls(inspector_factory, era):
-    inspector = inspector_factory(fixture_command("task_server"), "--protocol", era)
+def test_task_call_status_and_controls(page_factory, era):
+    inspector = page_factory(fixture_command("task_server"), "--protocol", era)
     wait_tools(inspector)
     form = inspector.request("GET", "/tools/slow_report")[2].decode()
     assert "Run as a task" in form and 'name="task_ttl"' in form
@@ -126,8 +126,8 @@ def test_task_call_status_and_controls(inspector_factory, era):
     assert 'id="tasks-panel"' in page and "status-cancelled" in page and "status-completed" in page
 
 
-def test_control_of_an_unknown_key_and_a_bad_ttl_are_small_errors(inspector_factory):
-    inspector = inspector_factory(fixture_command("task_server"), "--protocol", "legacy")
+def test_control_of_an_unknown_key_and_a_bad_ttl_are_small_errors(page_factory):
+    inspector = page_factory(fixture_command("task_server"), "--protocol", "legacy")
     wait_tools(inspector)
     status, _, body = inspector.post("/tasks/999/get", {"in": "panel"})
     assert status == 404 and b"no task #999" in body and b"Traceback" not in body
@@ -181,9 +181,9 @@ def test_run_as_a_task_in_the_browser(page, inspector_factory):
     assert [e for e in page.console_errors if not any(b in e for b in BENIGN_CONSOLE)] == []
 
 
-def test_a_plain_call_answered_with_a_task_shows_the_task(inspector_factory):
+def test_a_plain_call_answered_with_a_task_shows_the_task(page_factory):
     """The ext-tasks draft: the server makes a task on its own and says so with `notifications/tasks`."""
-    inspector = inspector_factory(fixture_command("task_server", "--ext-tasks-draft"), "--protocol", "modern")
+    inspector = page_factory(fixture_command("task_server", "--ext-tasks-draft"), "--protocol", "modern")
     wait_tools(inspector)
     # Ticking "Run as a task" and switching to the JSON editor keeps the tick (and the TTL).
     inspector.post("/tools/slow_report/form", {"mode": "form", "f:/seconds": "1", "task": "on", "task_ttl": "5000"})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from inspector.protocol import jsonrpc
 
@@ -72,6 +72,15 @@ def describe_event(event: str, detail: dict) -> str:
     if describe is not None:
         return describe(detail)
     return f"{event} {json.dumps(detail, ensure_ascii=False)[:EVENT_PREVIEW_CHARS]}"
+
+
+class RecordSink(Protocol):
+    """Where a record goes: the Store (the page), headless.Sink and check.CheckingSink (the commands).
+
+    Declared so a reader (and a type checker) sees which `add` a call reaches; each returns the record with its
+    seq and time set."""
+
+    def add(self, record: Record) -> Record: ...
 
 
 class RecordError(ValueError):

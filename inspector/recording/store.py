@@ -271,6 +271,13 @@ class Store:
                 return
             self.changed.wait(timeout)
 
+    def wait_for(self, predicate, timeout: float) -> bool:
+        """Until predicate() holds, re-checked at each new row and signal, at most timeout s; its last value.
+
+        Keep predicate to plain reads: it runs under the store's lock."""
+        with self.changed:
+            return bool(self.changed.wait_for(predicate, timeout))
+
     def signals_since(self, signal_seq: int) -> tuple[list[str] | None, int]:
         """Region names signalled after signal_seq (deduplicated, in order); None when some were dropped."""
         with self._lock:

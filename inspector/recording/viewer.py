@@ -15,10 +15,13 @@ _LIST_BY_METHOD = {method: (key, attribute) for _, method, key, attribute in LIS
 
 
 class RecordedSession:
-    """Stands in for a Session when viewing: it answers what the page asks and can do nothing."""
+    """Stands in for a Session when viewing (a SessionView): it answers what the page asks and can do nothing."""
 
-    readonly = True
     timeout = 60.0  # shown as the form's default timeout; nothing is ever sent from a viewer
+    url: str | None = None
+    """A viewer reaches no server, over HTTP or otherwise."""
+    http_transport: str | None = None
+    auth_needed: dict | None = None
 
     def __init__(self, store: Store, header: dict | None, problems: list[str], name: str) -> None:
         self.store = store
@@ -31,6 +34,10 @@ class RecordedSession:
         self.calls: dict = {}
         self.last_arguments: dict[str, str] = {}
         self.tool_modes: dict[str, str] = {}
+        self.cwd: str | None = None
+        self.advertise: dict[str, bool] = {}
+        self.roots: list[dict] = []
+        self.http_headers: list[tuple[str, str]] = []
         self.server = ServerState(state="recorded")
         self._rebuild()
 

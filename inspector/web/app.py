@@ -1,4 +1,4 @@
-"""create_app(config): the Flask app factory. Services live in app.extensions; security is enforced here."""
+"""create_app(inspector): the Flask app factory. The services come built (runner.py); security is enforced here."""
 
 from __future__ import annotations
 
@@ -6,15 +6,20 @@ from pathlib import Path
 
 from flask import Flask
 
-from inspector.web.views import panels, tasks as task_views, timeline as views
-from inspector.web import security
-from inspector.web.views import config as config_views
+from inspector.inspector import Inspector
+from inspector.web import get_inspector, security  # noqa: F401 - get_inspector is re-exported
 from inspector.web.live import register_live
 from inspector.web.present import register_filters
+from inspector.web.views import (
+    asks, calls, config as config_views, page, panels, server, share, tasks as task_views, timeline, tools,
+)
 
-# This file is inspector/web/app.py: the package is two levels up, the source tree three.
-WEB_IN_PACKAGE = Path(__file__).resolve().parent.parent / "_web"
-WEB_IN_SOURCE = Path(__file__).resolve().parent.parent.parent
+PACKAGE = Path(__file__).resolve().parent.parent  # inspector/ (this file is inspector/web/app.py)
+WEB_IN_PACKAGE = PACKAGE / "_web"
+WEB_IN_SOURCE = PACKAGE.parent
+
+BLUEPRINTS = (page.bp, timeline.bp, calls.bp, asks.bp, server.bp, tools.bp, share.bp, panels.bp, task_views.bp,
+              config_views.bp)
 
 
 def web_root() -> Path:
@@ -24,28 +29,24 @@ def web_root() -> Path:
     return WEB_IN_SOURCE
 
 
-def create_app(config, *, store, session, token: str, restarter=None) -> Flask:
-    """Build the app for one inspector run; the port is filled in once the listener is bound."""
+def create_app(inspector: Inspector) -> Flask:
+    """Build the page for one inspector run; its port is read from the Inspector once the listener is bound."""
     root = web_root()
     app = Flask("inspector", template_folder=str(root / "templates"), static_folder=str(root / "static"),
                 static_url_path="/static")
     # Flask's default autoescape covers only .html-like names; everything we render is server text.
     app.jinja_env.autoescape = True
     app.config.update(
-        INSPECTOR_PORT=None,
-        INSPECTOR_HOST=config.host,
+        INSPECTOR_HOST=inspector.config.host,
         MAX_CONTENT_LENGTH=64 * 1024 * 1024,  # large tool arguments must get through
         MAX_FORM_MEMORY_SIZE=64 * 1024 * 1024,
         SOCK_SERVER_OPTIONS={"max_message_size": 1024 * 1024, "ping_interval": 25},
         SEND_FILE_MAX_AGE_DEFAULT=0,
     )
-    app.extensions["inspector"] = {"config": config, "store": store, "session": session, "token": token,
-                                   "restarter": restarter}
-    security.install(app, token)
+    app.extensions["inspector"] = inspector
+    security.install(app, inspector.token)
     register_filters(app)
-    views.register(app)
-    app.register_blueprint(panels.bp)
-    app.register_blueprint(task_views.bp)
-    app.register_blueprint(config_views.bp)
+    for blueprint in BLUEPRINTS:
+        app.register_blueprint(blueprint)
     register_live(app)
     return app

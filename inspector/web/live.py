@@ -14,10 +14,8 @@ from flask import Flask, current_app, render_template
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
-from inspector.web.views import panels, tasks as task_views
-from inspector.protocol.text import slug
-from inspector.recording.store import Filters
-from inspector.web.views.tools import history_of
+from inspector.recording.store import Filters, Store
+from inspector.web import get_inspector, regions
 
 DOM_ROWS = 1000
 """The page never holds more rows than this; the server sends no more than it can keep."""
@@ -28,10 +26,9 @@ WAIT_SECONDS = 0.25
 class LiveConnection:
     """One browser tab's websocket."""
 
-    def __init__(self, ws, extensions: dict) -> None:
+    def __init__(self, ws, store: Store) -> None:
         self.ws = ws
-        self.store = extensions["store"]
-        self.session = extensions["session"]
+        self.store = store
         self.filters = Filters()
         self._requested_filters: Filters | None = None
         self._lock = threading.Lock()
@@ -65,7 +62,7 @@ class LiveConnection:
         self.cursor = last
         parts = [render_template("partials/_push_rows.html", rows=rows, swap="innerHTML",
                                  older=bool(rows) and rows[0].seq > 1)]
-        parts += self._panels(("server", "tools", "watch", "problems", "asks"))
+        parts += self._panels(regions.PAGE_LOAD)
         self._send("".join(parts))
 
     def _push(self) -> None:
@@ -85,37 +82,10 @@ class LiveConnection:
         parts = []
         for name in names:
             try:
-                parts.extend(self._panel(name))
-                parts.extend(panels.pushes(name, self.session))
-                parts.extend(task_views.pushes(name, self.session))
+                parts.extend(regions.pushes(name))
             except Exception:  # a region that fails to render must not take the live connection down
                 current_app.logger.exception("could not render %s for the page", name)
         return parts
-
-    def _panel(self, name: str) -> list[str]:
-        """The push for one signalled region (none for names this page does not show)."""
-        session = self.session
-        if name == "server":
-            return [push("#server-panel", "partials/_server.html", server=session.server, command=session.command)]
-        if name == "tools":
-            return [push("#tools-list", "partials/_tools.html", tools=session.server.tools)]
-        if name == "watch":
-            return [push("#watch-status", "partials/_watch.html")]
-        if name == "asks":
-            return [push("#asks-panel", "partials/_asks.html")]
-        if name == "problems":
-            return [push("#problems", "partials/_problems.html")]
-        if name == "replay":
-            state = current_app.extensions["inspector"].get("replay_state") or {}
-            return [push("#replay-report", "partials/_replay.html", run=state.get("replay"))]
-        if name.startswith("call:"):
-            call = session.calls.get(int(name[5:]))
-            if call is None:
-                return []
-            return [push(f"#call-{call.id}", "partials/_call.html", call=call, poll=False),
-                    push(f"#history-{slug(call.tool)}", "partials/_history.html", tool_name=call.tool,
-                         history=history_of(session, call.tool))]
-        return []
 
     def _send(self, text: str) -> None:
         try:
@@ -142,15 +112,10 @@ class LiveConnection:
         self.open = False
 
 
-def push(target: str, partial: str, **context) -> str:
-    """A region re-rendered and wrapped for htmx 4 to swap in place of `target`."""
-    return render_template("partials/_push.html", target=target, swap="outerHTML", partial=partial, **context)
-
-
 def register_live(app: Flask) -> None:
     """Attach the /ws route."""
     sock = Sock(app)
 
     @sock.route("/ws")
     def live(ws):
-        LiveConnection(ws, current_app.extensions["inspector"]).run()
+        LiveConnection(ws, get_inspector().store).run()

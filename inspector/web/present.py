@@ -158,10 +158,10 @@ def http_view(http: Any) -> dict | None:
 
 def register_filters(app) -> None:
     """Make the helpers available to templates."""
-    from flask import current_app
+    from inspector.web import get_inspector
 
     def _store():
-        return current_app.extensions.get("inspector", {}).get("store")
+        return get_inspector().store
 
     app.jinja_env.filters.update(clock=clock, size_text=size_text, latency_text=latency_text,
                                  pretty_text=pretty_text, basename=basename, slug=slug)

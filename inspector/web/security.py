@@ -10,6 +10,8 @@ import hmac
 
 from flask import Flask, Response, current_app, redirect, request
 
+from inspector.web import get_inspector
+
 CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; media-src 'self'; "
        "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'")
 SAFE_METHODS = ("GET", "HEAD")
@@ -20,9 +22,14 @@ def cookie_name(port: int | None) -> str:
     return f"mcp_inspect_{port}"
 
 
+def page_port() -> int | None:
+    """The page's own port (the Inspector learns it once the listener is bound)."""
+    return get_inspector().port
+
+
 def allowed_hosts(app: Flask) -> set[str]:
     """The Host header values this listener answers to (DNS rebinding defence)."""
-    port = app.config["INSPECTOR_PORT"]
+    port = page_port()
     hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
     if app.config.get("INSPECTOR_HOST") == "::1":
         hosts = {f"[::1]:{port}", f"localhost:{port}"}
@@ -69,7 +76,7 @@ def check_request(token: str) -> Response | None:
             return _deny(403, f"request from another site refused (Sec-Fetch-Site: {fetch_site})")
     if request.path == "/" and request.method == "GET" and "token" in request.args:
         return _trade_token(request.args.get("token"), token)
-    if not token_matches(request.cookies.get(cookie_name(app.config["INSPECTOR_PORT"])), token):
+    if not token_matches(request.cookies.get(cookie_name(page_port())), token):
         return _deny(401, "missing or wrong token: open the URL that mcp-inspect printed")
     if state_changing and not is_websocket:
         content_type = request.mimetype
@@ -85,7 +92,7 @@ def _trade_token(candidate: str | None, token: str) -> Response:
     if not token_matches(candidate, token):
         return _deny(401, "wrong token: open the URL that mcp-inspect printed")
     response = redirect("/", code=302)
-    response.set_cookie(cookie_name(current_app.config["INSPECTOR_PORT"]), token, httponly=True, samesite="Strict",
+    response.set_cookie(cookie_name(page_port()), token, httponly=True, samesite="Strict",
                         path="/")
     return response
 

@@ -8,28 +8,22 @@ from __future__ import annotations
 
 import os
 
-from flask import Blueprint, Response, current_app, render_template, request
+from flask import Blueprint, Response, render_template, request
 
 from inspector.client_configs import FLAVOURS, ServerEntry, server_entry_snippet
-from inspector.config import server_environment
-from inspector.targets import redacted, session_connector
+from inspector.web import get_inspector
 
 bp = Blueprint("config_views", __name__)
 
 
-def _services() -> dict:
-    return current_app.extensions["inspector"]
-
-
 def _entries() -> dict[str, ServerEntry]:
-    return {entry.name: entry for entry in _services()["config"].config_entries}
+    return {entry.name: entry for entry in get_inspector().config.config_entries}
 
 
 @bp.post("/config/start")
 def start_entry():
-    services = _services()
-    session, config = services["session"], services["config"]
-    if getattr(session, "readonly", False):
+    inspector = get_inspector()
+    if inspector.readonly or inspector.targeting is None:
         return Response("a recording is read-only", status=403)
     entry = _entries().get(request.form.get("name", ""))
     if entry is None:
@@ -39,18 +33,7 @@ def start_entry():
         return Response(render_template("partials/_error.html",
                                         message=f"{entry.name} cannot be started: " + "; ".join(entry.problems)),
                         status=422)
-    services["current_entry"] = entry.name
-    describe = {"config": config.config_file, "server": entry.name, "transport": entry.transport}
-    if entry.transport == "stdio":
-        describe["command"] = list(entry.command)
-        session.retarget(command=list(entry.command), cwd=entry.cwd or config.cwd, env=server_environment(entry.env),
-                         describe=describe)
-    else:
-        describe["url"] = entry.url
-        describe["headers"] = redacted(entry.headers)
-        port = current_app.config.get("INSPECTOR_PORT", 0)
-        session.retarget(url=entry.url, headers=list(entry.headers) + list(config.headers), describe=describe,
-                         connect=session_connector(entry.url, entry.transport, lambda: [port]))
+    inspector.targeting.start_entry(entry)
     return render_template("partials/_config.html")
 
 
@@ -60,9 +43,10 @@ def snippet():
     flavour = request.args.get("flavour", "claude")
     if flavour not in FLAVOURS:
         return Response(f"unknown flavour; one of {', '.join(FLAVOURS)}", status=400, mimetype="text/plain")
-    session, config = _services()["session"], _services()["config"]
-    name = _services().get("current_entry") or config.entry_name or config.name or "server"
-    url = getattr(session, "url", None)
+    inspector = get_inspector()
+    session, config = inspector.session, inspector.config
+    name = inspector.current_entry or config.name or "server"
+    url = session.url
     try:
         if url:
             transport = session.http_transport or (

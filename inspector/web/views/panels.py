@@ -1,35 +1,30 @@
-"""Resources, resource templates, prompts, completions and content downloads: the routes and their small state.
+"""Resources, resource templates, prompts, completions and content downloads (their state is panel_state.py).
 
 Reads, prompt gets and completions wait for the server's answer inside the request, bounded by a timeout, so the
 answer is the rendered partial; a slow server gets a clear "no answer within N s" instead of a hung page. The
-websocket only pushes the sidebar lists (see `pushes`). Audio and binary contents are served here from memory,
+websocket only pushes the sidebar lists (web/regions.py). Audio and binary contents are served here from memory,
 with their real type (audio) or as attachments, never as data: URIs (security.md point 7).
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import re
-import threading
 import time
-from collections import OrderedDict
 from typing import Any
 
 import uritemplate
-from flask import Blueprint, Response, current_app, render_template, request
+from flask import Blueprint, Response, render_template, request
 
 from inspector.protocol import content
 from inspector.session import RequestFailed
+from inspector.web import get_inspector
 
 bp = Blueprint("panels", __name__)
 
 WAIT_SECONDS = 30.0
 """Longest a read or a prompt get keeps the request open (less when the session's own timeout is shorter)."""
 COMPLETION_SECONDS = 5.0
-MAX_RESULTS = 200
-MAX_RESULT_BYTES = 64 * 1024 * 1024
-MAX_UPDATES = 1000
 MAX_VALUES = 100
 """Completion values shown (the protocol caps a response at 100)."""
 LIST_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")
@@ -37,118 +32,16 @@ ARG_PREFIX = "a:"
 VAR_PREFIX = "v:"
 
 
-class PanelState:
-    """What the panels remember between requests: recent read/prompt results, subscriptions, updates."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._results: OrderedDict[int, tuple[str, Any, int]] = OrderedDict()
-        self._bytes = 0
-        self.subscriptions: dict[str, int] = {}
-        """Subscribed URI → the server start (ServerState.starts) it was made on: a restart forgets them."""
-        self.updates: OrderedDict[str, dict] = OrderedDict()
-        """URI → {"t": last notifications/resources/updated time, "count": how many}; the newest MAX_UPDATES."""
-
-    def keep(self, kind: str, result: Any) -> int:
-        """Hold a read or prompt result for the content endpoint; the oldest go when the bounds are reached."""
-        size = _payload_size(result)
-        with self._lock:
-            result_id = next(self._ids)
-            self._results[result_id] = (kind, result, size)
-            self._bytes += size
-            while self._results and (len(self._results) > MAX_RESULTS or self._bytes > MAX_RESULT_BYTES):
-                _, (_, _, dropped) = self._results.popitem(last=False)
-                self._bytes -= dropped
-        return result_id
-
-    def result(self, kind: str, result_id: int) -> Any:
-        """A held result, or None when it was never held or has been dropped."""
-        with self._lock:
-            held = self._results.get(result_id)
-        return held[1] if held and held[0] == kind else None
-
-    def subscribed(self, uri: str, starts: int) -> bool:
-        """Whether we hold a subscription to uri on the current server process."""
-        return self.subscriptions.get(uri) == starts
-
-    def updated(self, uri: str) -> None:
-        """Note a notifications/resources/updated for uri (a server naming endless URIs cannot grow this)."""
-        with self._lock:
-            entry = self.updates.pop(uri, None) or {"t": 0.0, "count": 0}
-            entry["t"], entry["count"] = time.time(), entry["count"] + 1
-            self.updates[uri] = entry
-            while len(self.updates) > MAX_UPDATES:
-                self.updates.popitem(last=False)
-
-
-def _payload_size(value: Any, depth: int = 0) -> int:
-    """Rough size of the strings in a result (blobs dominate); bounded recursion."""
-    if isinstance(value, str):
-        return len(value)
-    if depth > 20:
-        return 0
-    if isinstance(value, dict):
-        return sum(_payload_size(v, depth + 1) for v in value.values())
-    if isinstance(value, list):
-        return sum(_payload_size(v, depth + 1) for v in value)
-    return 8
-
-
-# -- wiring --------------------------------------------------------------------------------------------------------
-
-def _state() -> PanelState:
-    return current_app.extensions["inspector_panels"]
-
-
-def _session():
-    return current_app.extensions["inspector"]["session"]
-
-
-@bp.record_once
-def _install(setup) -> None:
-    app = setup.app
-    state = app.extensions.setdefault("inspector_panels", PanelState())
-    session = app.extensions.get("inspector", {}).get("session")
-    hooks = getattr(session, "on_notification_hooks", None)
-    if hooks is not None:
-        def on_notification(msg: dict) -> None:
-            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-            if msg.get("method") == "notifications/resources/updated" and isinstance(params.get("uri"), str):
-                state.updated(params["uri"])
-                session.store.signal("resources")
-        hooks.append(on_notification)
-    app.jinja_env.globals.update(
-        call_view=call_view, uri_variables=uri_variables, res_key=res_key, resource_update=resource_update,
-        is_subscribed=is_subscribed, can_subscribe=can_subscribe, can_complete=can_complete)
-
-
-def pushes(name: str, session) -> list[str]:
-    """The websocket pushes for a store signal: the sidebar lists these panels own (none for other names)."""
-    server = session.server
-    parts = []
-    if name in ("resources", "server"):
-        parts.append(_push("#resources-list", "partials/_resources_list.html", server=server))
-    if name in ("resource_templates", "server"):
-        parts.append(_push("#resource-templates-list", "partials/_resource_templates_list.html", server=server))
-    if name in ("prompts", "server"):
-        parts.append(_push("#prompts-list", "partials/_prompts_list.html", server=server))
-    return parts
-
-
-def _push(target: str, partial: str, **context) -> str:
-    return render_template("partials/_push.html", target=target, swap="outerHTML", partial=partial, **context)
-
-
 # -- template globals --------------------------------------------------------------------------------------------
 
+@bp.app_template_global()
 def call_view(call) -> dict:
     """A tool call's result as content.result_view sees it, with the tool's outputSchema."""
-    session = _session()
-    tool = session.tool(call.tool) if hasattr(session, "tool") else None
+    tool = get_inspector().session.tool(call.tool)
     return content.result_view(call.result, tool, f"/content/call/{call.id}")
 
 
+@bp.app_template_global()
 def uri_variables(template: Any) -> list[str]:
     """The variable names of an RFC 6570 URI template (none when it does not parse)."""
     if not isinstance(template, str):
@@ -159,25 +52,30 @@ def uri_variables(template: Any) -> list[str]:
         return []
 
 
+@bp.app_template_global()
 def res_key(value: Any) -> str:
     """A short id-safe key for a URI or a name."""
     return hashlib.sha1(str(value).encode("utf-8", "replace")).hexdigest()[:12]
 
 
+@bp.app_template_global()
 def resource_update(uri: Any) -> dict | None:
     """The last notifications/resources/updated for uri: {"t", "count"}, or None."""
-    return _state().updates.get(uri) if isinstance(uri, str) else None
+    return get_inspector().panels.updates.get(uri) if isinstance(uri, str) else None
 
 
+@bp.app_template_global()
 def is_subscribed(uri: Any) -> bool:
-    return isinstance(uri, str) and _state().subscribed(uri, _session().server.starts)
+    return isinstance(uri, str) and get_inspector().panels.subscribed(uri, get_inspector().session.server.starts)
 
 
+@bp.app_template_global()
 def can_subscribe(server) -> bool:
     caps = server.capabilities.get("resources")
     return isinstance(caps, dict) and caps.get("subscribe") is True
 
 
+@bp.app_template_global()
 def can_complete(server) -> bool:
     return "completions" in server.capabilities
 
@@ -186,7 +84,7 @@ def can_complete(server) -> bool:
 
 def ask(method: str, params: dict, seconds: float) -> tuple[Any, str | None, dict | None]:
     """Send a request and wait at most `seconds`: (result, failure message, JSON-RPC error object)."""
-    session = _session()
+    session = get_inspector().live
     timeout = min(seconds, session.timeout)
     pending = session.request(method, params, timeout=timeout)
     try:
@@ -220,7 +118,7 @@ def _error(message: str, status: int) -> Response:
 @bp.get("/resources/detail")
 def resource_detail():
     uri = request.args.get("uri", "")
-    server = _session().server
+    server = get_inspector().session.server
     resource = _listed(server.resources, "uri", uri) or {"uri": uri}
     return render_template("partials/_resource_detail.html", resource=resource, server=server, read=None)
 
@@ -232,7 +130,7 @@ def resource_read():
         return _error("no resource URI given", 400)
     read = do_read(uri)
     if request.form.get("detail"):
-        server = _session().server
+        server = get_inspector().session.server
         resource = _listed(server.resources, "uri", uri) or {"uri": uri}
         return render_template("partials/_resource_detail.html", resource=resource, server=server, read=read)
     return render_template("partials/_resource_read.html", read=read)
@@ -243,7 +141,7 @@ def do_read(uri: str) -> dict:
     result, failure, error = ask("resources/read", {"uri": uri}, WAIT_SECONDS)
     read = {"uri": uri, "t": time.time(), "failure": failure, "error": error, "view": None}
     if failure is None and error is None:
-        read_id = _state().keep("read", result)
+        read_id = get_inspector().panels.keep("read", result)
         read["id"] = read_id
         read["view"] = content.read_view(result, f"/content/read/{read_id}")
     return read
@@ -254,7 +152,7 @@ def do_read(uri: str) -> dict:
 def resource_subscription():
     uri = request.form.get("uri", "")
     subscribe = request.path.endswith("/subscribe")
-    session = _session()
+    session = get_inspector().live
     if session.server.era == "modern":
         # 2026-07-28 has no resources/subscribe: the URI joins the subscriptions/listen stream, which is re-opened.
         session.set_resource_subscription(uri, subscribe)
@@ -262,7 +160,7 @@ def resource_subscription():
     else:
         _, failure, error = ask("resources/subscribe" if subscribe else "resources/unsubscribe", {"uri": uri},
                                 WAIT_SECONDS)
-    state = _state()
+    state = get_inspector().panels
     if failure is None and error is None:
         if subscribe:
             state.subscriptions[uri] = session.server.starts
@@ -276,7 +174,7 @@ def resource_subscription():
 @bp.get("/resources/template")
 def template_detail():
     uri_template = request.args.get("uriTemplate", "")
-    server = _session().server
+    server = get_inspector().session.server
     template = _listed(server.resource_templates, "uriTemplate", uri_template) or {"uriTemplate": uri_template}
     return render_template("partials/_resource_template_detail.html", template=template, server=server)
 
@@ -299,7 +197,7 @@ def template_read():
 @bp.get("/prompts/detail")
 def prompt_detail():
     name = request.args.get("name", "")
-    server = _session().server
+    server = get_inspector().session.server
     prompt = _listed(server.prompts, "name", name)
     if prompt is None:
         return _error(f"the server lists no prompt named {name!r}", 404)
@@ -309,7 +207,7 @@ def prompt_detail():
 @bp.post("/prompts/get")
 def prompt_get():
     name = request.form.get("name", "")
-    prompt = _listed(_session().server.prompts, "name", name) or {"name": name}
+    prompt = _listed(get_inspector().session.server.prompts, "name", name) or {"name": name}
     declared = prompt.get("arguments") if isinstance(prompt.get("arguments"), list) else []
     required = {a.get("name") for a in declared if isinstance(a, dict) and a.get("required") is True}
     # Empty optional arguments are left out; empty required ones are sent, so the server's own check is visible.
@@ -320,7 +218,7 @@ def prompt_get():
     result, failure, error = ask("prompts/get", params, WAIT_SECONDS)
     got = {"name": name, "arguments": arguments, "t": time.time(), "failure": failure, "error": error, "view": None}
     if failure is None and error is None:
-        prompt_id = _state().keep("prompt", result)
+        prompt_id = get_inspector().panels.keep("prompt", result)
         got["view"] = content.prompt_view(result, f"/content/prompt/{prompt_id}")
     return render_template("partials/_prompt_result.html", got=got)
 
@@ -357,10 +255,10 @@ def completions():
 @bp.get("/content/<any(call, read, prompt):kind>/<int:source>/<int:index>")
 def content_bytes(kind: str, source: int, index: int):
     if kind == "call":
-        call = _session().calls.get(source)
+        call = get_inspector().session.calls.get(source)
         result = call.result if call is not None else None
     else:
-        result = _state().result(kind, source)
+        result = get_inspector().panels.result(kind, source)
     item = content.item_at(kind, result, index)
     blob = content.blob_of(item)
     if blob is None:

@@ -1,48 +1,24 @@
 """Recordings from the page: open one, replay one against this server, export this session, copy a request as a
-command, and send a hand-made raw line.
-
-Opening a recording starts our own read-only viewer (`mcp-inspect view`) on another port: it runs nothing from
-the file. Replaying restarts the current server so its handshake is replayed too, and shows each step's diff.
+command, and send a hand-made raw line. The viewers and the replay themselves are the Sharing service's.
 """
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import re
-import subprocess
-import sys
 import tempfile
-import threading
-from dataclasses import dataclass, field
 
-from flask import Flask, Response, abort, current_app, render_template, request
+from flask import Blueprint, Response, abort, render_template, request
 
 from inspector.command_line import copy_as_command
-from inspector.targets import HttpTarget
 from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, read_recording
 from inspector.protocol.redact import Rules
+from inspector.sharing import ReplayRun
+from inspector.web import get_inspector
 
-VIEWER_START_SECONDS = 20
-_viewers: list[subprocess.Popen] = []
-
-
-@dataclass
-class ReplayRun:
-    """The page's latest replay."""
-
-    name: str
-    state: str = "running"
-    """running, done, failed."""
-    steps: list = field(default_factory=list)
-    error: str = ""
-    summary: dict = field(default_factory=dict)
-
-
-def _services():
-    return current_app.extensions["inspector"]
+bp = Blueprint("share", __name__)
 
 
 def _save_upload() -> str:
@@ -59,122 +35,79 @@ def _save_upload() -> str:
     return path
 
 
-def _start_viewer(path: str) -> str:
-    """Run `mcp-inspect view` on the file and return its tokened URL."""
-    proc = subprocess.Popen([sys.executable, "-m", "inspector.cli", "view", "--no-open", "--port", "0", path],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    _viewers.append(proc)
-    line: list[bytes] = []
-    reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)
-    reader.start()
-    reader.join(VIEWER_START_SECONDS)
-    url = line[0].decode(errors="replace").strip() if line else ""
-    if not url.startswith("http://"):
-        exited = line == [b""]  # stdout closed: it is exiting with its reason on stderr (let it finish saying so)
-        try:
-            proc.wait(timeout=2.0 if exited else 0.0)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        message = proc.stderr.read().decode(errors="replace").strip().splitlines() if exited else []
-        raise ValueError(message[-1] if message else "the viewer did not start")
-    return url
+@bp.get("/records/<int:seq>/command")
+def record_command(seq: int):
+    inspector = get_inspector()
+    record = inspector.store.record(seq)
+    if record is None or record.kind != "message" or record.dir != "to_server" or not isinstance(record.msg, dict) \
+            or "method" not in record.msg:
+        abort(404, description=f"#{seq} is not a request sent to the server")
+    config, session = inspector.config, inspector.session
+    url = session.url
+    command = copy_as_command(list(session.command), _without_our_progress_token(record.msg),
+                              cwd=None if url else config.cwd, env_keys=[] if url else [key for key, _ in config.env],
+                              url=url, header_names=[name for name, _ in session.http_headers])
+    return Response(command + "\n", mimetype="text/plain")
 
 
-@atexit.register
-def _stop_viewers() -> None:
-    for proc in _viewers:
-        if proc.poll() is None:
-            proc.terminate()
+@bp.post("/raw")
+def send_raw():
+    line = request.form.get("line", "")
+    if not line.strip():
+        return render_template("partials/_raw_result.html", message="Nothing to send.", seq=None), 422
+    record = get_inspector().live.send_raw(line)
+    if record is None:
+        return render_template("partials/_raw_result.html", message="The server is not running.", seq=None), 409
+    return render_template("partials/_raw_result.html", message="Sent as a hand-made row", seq=record.seq)
 
 
-def register(app: Flask) -> None:
-    """Attach the routes."""
-    state: dict = {"replay": None}
-    app.extensions["inspector"]["replay_state"] = state
-
-    @app.get("/records/<int:seq>/command")
-    def record_command(seq: int):
-        s = _services()
-        record = s["store"].record(seq)
-        if record is None or record.kind != "message" or record.dir != "to_server" or not isinstance(record.msg, dict) \
-                or "method" not in record.msg:
-            abort(404, description=f"#{seq} is not a request sent to the server")
-        config = s["config"]
-        session = s["session"]
-        url = getattr(session, "url", None)
-        command = copy_as_command(list(session.command), _without_our_progress_token(record.msg),
-                                  cwd=None if url else config.cwd, env_keys=[] if url else [key for key, _ in config.env],
-                                  url=url, header_names=[name for name, _ in getattr(session, "http_headers", [])])
-        return Response(command + "\n", mimetype="text/plain")
-
-    @app.post("/raw")
-    def send_raw():
-        line = request.form.get("line", "")
-        if not line.strip():
-            return render_template("partials/_raw_result.html", message="Nothing to send.", seq=None), 422
-        record = _services()["session"].send_raw(line)
-        if record is None:
-            return render_template("partials/_raw_result.html", message="The server is not running.", seq=None), 409
-        return render_template("partials/_raw_result.html", message="Sent as a hand-made row", seq=record.seq)
-
-    @app.get("/export")
-    def export():
-        s = _services()
-        try:
-            selection = parse_selection(request.args["seq"]) if request.args.get("seq") else None
-        except ValueError as exc:
-            abort(400, description=str(exc).replace("--seq", "rows"))
-        store = s["store"]
-        records = [store.record(row.seq) for row in store.rows() if in_selection(row.seq, selection)]
-        header = _current_header(store)
-        rules = Rules.build(literals=[s["token"]])
-        redacted = redact_recording(header, [r for r in records if r is not None], rules)
-        lines = [json.dumps(redacted.header, ensure_ascii=False)] if redacted.header else []
-        lines += [json.dumps(r, ensure_ascii=False) for r in redacted.records]
-        name = (store.writer.path.stem if store.writer.path else "session") + "-export.jsonl"
-        response = Response("\n".join(lines) + "\n", mimetype="application/x-ndjson")
-        response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
-        response.headers["X-Redacted"] = str(len(redacted.findings))
-        return response
-
-    @app.post("/recordings/open")
-    def open_recording():
-        try:
-            path = _save_upload()
-            url = _start_viewer(path)
-        except (ValueError, OSError) as exc:
-            return render_template("partials/_open_result.html", problem=str(exc), url=None), 422
-        return render_template("partials/_open_result.html", problem=None, url=url)
-
-    @app.post("/recordings/replay")
-    def replay_recording():
-        s = _services()
-        try:
-            path = _save_upload()
-            loaded = read_recording(path)
-        except (ValueError, OSError, RecordingError) as exc:
-            return render_template("partials/_replay.html", run=ReplayRun(name="", state="failed", error=str(exc))), 422
-        current = state["replay"]
-        if current is not None and current.state == "running":
-            return render_template("partials/_replay.html", run=current), 409
-        run = ReplayRun(name=os.path.basename(path))
-        state["replay"] = run
-        threading.Thread(target=_run_replay, args=(s, run, loaded), name="replay", daemon=True).start()
-        return render_template("partials/_replay.html", run=run)
-
-    @app.get("/recordings/replay")
-    def replay_state():
-        return render_template("partials/_replay.html", run=state["replay"])
+@bp.get("/export")
+def export():
+    inspector = get_inspector()
+    try:
+        selection = parse_selection(request.args["seq"]) if request.args.get("seq") else None
+    except ValueError as exc:
+        abort(400, description=str(exc).replace("--seq", "rows"))
+    store = inspector.store
+    records = [store.record(row.seq) for row in store.rows() if in_selection(row.seq, selection)]
+    header = _current_header(store)
+    rules = Rules.build(literals=[inspector.token])
+    redacted = redact_recording(header, [r for r in records if r is not None], rules)
+    lines = [json.dumps(redacted.header, ensure_ascii=False)] if redacted.header else []
+    lines += [json.dumps(r, ensure_ascii=False) for r in redacted.records]
+    name = (store.writer.path.stem if store.writer.path else "session") + "-export.jsonl"
+    response = Response("\n".join(lines) + "\n", mimetype="application/x-ndjson")
+    response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
+    response.headers["X-Redacted"] = str(len(redacted.findings))
+    return response
 
 
-def _http_target(session) -> HttpTarget | None:
-    """The session's HTTP server, with the transport its connection settled on, for a replay against it."""
-    url = getattr(session, "url", None)
-    if not url:
-        return None
-    transport = session.http_transport or "auto"
-    return HttpTarget(url, transport, tuple(getattr(session, "http_headers", ())))
+@bp.post("/recordings/open")
+def open_recording():
+    try:
+        path = _save_upload()
+        url = get_inspector().sharing.start_viewer(path)
+    except (ValueError, OSError) as exc:
+        return render_template("partials/_open_result.html", problem=str(exc), url=None), 422
+    return render_template("partials/_open_result.html", problem=None, url=url)
+
+
+@bp.post("/recordings/replay")
+def replay_recording():
+    sharing = get_inspector().sharing
+    try:
+        path = _save_upload()
+        loaded = read_recording(path)
+    except (ValueError, OSError, RecordingError) as exc:
+        return render_template("partials/_replay.html", run=ReplayRun(name="", state="failed", error=str(exc))), 422
+    run, started = sharing.start_replay(os.path.basename(path), loaded)
+    return render_template("partials/_replay.html", run=run), 200 if started else 409
+
+
+@bp.get("/recordings/replay")
+def replay_state():
+    sharing = get_inspector().sharing
+    return render_template("partials/_replay.html", run=sharing.replay if sharing else None)
 
 
 def _without_our_progress_token(msg: dict) -> dict:
@@ -203,28 +136,3 @@ def _current_header(store) -> dict | None:
             return None
         return head if isinstance(head, dict) and head.get("kind") == "header" else None
     return None
-
-
-def _run_replay(services: dict, run: ReplayRun, loaded) -> None:
-    """Restart-and-replay on a thread: stop this server, replay against a fresh one, then start it again."""
-    from inspector.recording.replay import Replayer, ReplayError  # loaded only when a replay runs
-
-    session, store = services["session"], services["store"]
-
-    def on_step(step) -> None:
-        run.steps = list(replayer.steps)
-        store.signal("replay")
-
-    session.stop(reason="replay", stdin_grace=0.3, failure="server restarted for a replay")
-    replayer = Replayer(loaded, session.command, cwd=session.cwd, env=session.env, store=store,
-                        timeout=session.timeout, on_step=on_step, http=_http_target(session))
-    try:
-        report = replayer.run()
-        run.steps, run.summary, run.state = report.steps, report.summary(), "done"
-    except ReplayError as exc:
-        run.state, run.error = "failed", str(exc)
-    except Exception as exc:  # shown in the page rather than lost on a thread
-        run.state, run.error = "failed", f"internal error: {exc!r}"
-    finally:
-        session.start()
-        store.signal("replay")

@@ -8,11 +8,12 @@ sent with a callback and a long timeout, and the page says "waiting for the resu
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, current_app, render_template, request
+from flask import Blueprint, Response, abort, render_template, request
 
 from inspector.protocol import content
-from inspector.task_tracker import DEFAULT_TTL_MS, TaskTracker
+from inspector.task_tracker import DEFAULT_TTL_MS
 from inspector.protocol.tasks import TASK_EXTENSION, task_controls, tool_task_support
+from inspector.web import get_inspector, regions
 
 bp = Blueprint("tasks", __name__)
 
@@ -22,28 +23,6 @@ RESULT_WAIT = 0.3
 """tasks/result: just long enough to show an already finished task's result in the answer itself."""
 PLACES = ("panel", "call", "entry")
 MAX_TTL_MS = 7 * 24 * 3600 * 1000
-
-
-def tracker() -> TaskTracker:
-    return current_app.extensions["inspector_tasks"]
-
-
-def _session():
-    return current_app.extensions["inspector"]["session"]
-
-
-@bp.record_once
-def _install(setup) -> None:
-    app = setup.app
-    session = app.extensions.get("inspector", {}).get("session")
-    app.extensions.setdefault("inspector_tasks", TaskTracker(session))
-    app.jinja_env.globals.update(task_controls_for=task_controls_for, task_result_view=task_result_view,
-                                 call_task=call_task, task_call_view=task_call_view, tasks_offered=tasks_offered)
-
-
-@bp.app_context_processor
-def _context() -> dict:
-    return {"task_tracker": current_app.extensions.get("inspector_tasks")}
 
 
 # -- template helpers ----------------------------------------------------------------------------------------
@@ -60,17 +39,18 @@ def server_offers_tasks(server) -> bool:
     return isinstance(tools, dict) and "call" in tools
 
 
+@bp.app_template_global()
 def tasks_offered() -> bool:
     """Whether the connected server offers tasks for tool calls."""
-    return server_offers_tasks(_session().server)
+    return server_offers_tasks(get_inspector().session.server)
 
 
 def task_form(tool: dict) -> dict:
     """The tool form's "Run as a task" options: shown, fixed (required), ticked, TTL, and a note."""
-    session = _session()
+    session = get_inspector().session
     support = tool_task_support(tool)
     offered = server_offers_tasks(session.server)
-    prefs = tracker().prefs.get(tool.get("name"), {})
+    prefs = get_inspector().tasks.prefs.get(tool.get("name"), {})
     note = ""
     if support == "required":
         note = "This tool requires task-augmented execution."
@@ -97,35 +77,38 @@ def posted_task(tool: dict, values: dict) -> tuple[bool, int | None, str | None]
         if not 0 <= ttl <= MAX_TTL_MS:
             problem = f"Task TTL must be a whole number of milliseconds from 0 to {MAX_TTL_MS}, not {text!r}"
     if "task" in values or "task_ttl" in values:
-        tracker().prefs[tool["name"]] = {"task": wanted, "ttl": ttl if problem is None else DEFAULT_TTL_MS}
+        get_inspector().tasks.prefs[tool["name"]] = {"task": wanted, "ttl": ttl if problem is None else DEFAULT_TTL_MS}
     return wanted, (ttl if problem is None else None), problem
 
 
+@bp.app_template_global()
 def task_controls_for(entry) -> list[str]:
     """The buttons for a task now: the connected era's controls, none for a task of an earlier server process."""
-    session = _session()
-    if getattr(session, "readonly", False) or session.server.era not in ("legacy", "modern"):
+    session = get_inspector().session
+    if get_inspector().readonly or session.server.era not in ("legacy", "modern"):
         return []
-    if not tracker().current(entry):
+    if not get_inspector().tasks.current(entry):
         return []
     return task_controls(session.server.era, entry.view)
 
 
+@bp.app_template_global()
 def task_result_view(entry) -> dict:
     """A task's final result, in the same rich view as a tool call's result."""
-    tool = _session().tool(entry.tool) if entry.tool else None
+    tool = get_inspector().session.tool(entry.tool) if entry.tool else None
     return content.result_view(entry.result, tool, f"/tasks/content/task/{entry.key}")
 
 
+@bp.app_template_global()
 def task_call_view(call) -> dict:
     """A task-augmented call that was answered with a plain result after all."""
-    return content.result_view(call.result, _session().tool(call.tool), f"/tasks/content/call/{call.id}")
+    return content.result_view(call.result, get_inspector().session.tool(call.tool), f"/tasks/content/call/{call.id}")
 
 
+@bp.app_template_global()
 def call_task(call):
     """The task a plain tool call was answered with (None for an ordinary result)."""
-    tasks = current_app.extensions.get("inspector_tasks")
-    return tasks.adopt_call(call) if tasks is not None else None
+    return get_inspector().tasks.adopt_call(call)
 
 
 # -- rendering -----------------------------------------------------------------------------------------------
@@ -137,22 +120,6 @@ def render_place(place: str, entry=None, call=None) -> str:
     if place == "entry" and entry is not None:
         return render_template("partials/_tasks.html", tasks_part="entry", entry=entry)
     return render_template("partials/_tasks.html", tasks_part="panel")
-
-
-def pushes(name: str, session) -> list[str]:
-    """Websocket pushes for the `tasks` and `task-call:<id>` signals (and `server`: the panel shows once tasks are
-    offered)."""
-    if name in ("tasks", "server"):
-        return [_push("#tasks-panel", "panel")]
-    if name.startswith("task-call:") and name[10:].isdigit():
-        call = tracker().call(int(name[10:]))
-        return [_push(f"#task-call-{call.id}", "call", task_call=call)] if call is not None else []
-    return []
-
-
-def _push(target: str, part: str, **context) -> str:
-    return render_template("partials/_push.html", target=target, swap="outerHTML", partial="partials/_tasks.html",
-                           tasks_part=part, **context)
 
 
 def _error(message: str, status: int) -> Response:
@@ -168,18 +135,18 @@ def tasks_panel():
 
 @bp.get("/tasks/calls/<int:call_id>")
 def task_call_state(call_id: int):
-    call = tracker().call(call_id)
+    call = get_inspector().tasks.call(call_id)
     if call is None:
         return _error(f"no task call #{call_id}", 404)
     wait = min(max(request.args.get("wait", 0, type=float), 0.0), 60.0)
     if wait:
-        call.done.wait(wait)
+        call.wait_change(None, wait)
     return render_place("call", call=call)
 
 
 @bp.post("/tasks/<int:key>/<any(get, result, cancel):control>")
 def task_control(key: int, control: str):
-    tasks = tracker()
+    tasks = get_inspector().tasks
     entry = tasks.get(key)
     if entry is None:
         return _error(f"no task #{key} in this page (it may have been dropped)", 404)
@@ -191,14 +158,14 @@ def task_control(key: int, control: str):
     call = tasks.call(entry.call_id) if entry.call_id is not None else None
     html = render_place(place, entry=entry, call=call)
     if place != "panel":  # the panel shows the same task: keep it in step (an htmx 4 partial beside the swap)
-        html += _push("#tasks-panel", "panel")
+        html += regions.push(regions.TASKS)
     return html
 
 
 @bp.post("/tasks/lookup")
 def task_lookup():
     task_id = (request.form.get("task_id") or "").strip()
-    tasks = tracker()
+    tasks = get_inspector().tasks
     if not task_id:
         tasks.problem = "type a task id to look it up"
     else:
@@ -211,7 +178,7 @@ def task_lookup():
 @bp.get("/tasks/content/<any(task, call):kind>/<int:source>/<int:index>")
 def task_content(kind: str, source: int, index: int):
     """A binary content block of a task's result, served like panels.content_bytes serves a call's."""
-    tasks = tracker()
+    tasks = get_inspector().tasks
     if kind == "task":
         entry = tasks.get(source)
         result = entry.result if entry is not None else None

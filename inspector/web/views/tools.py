@@ -9,16 +9,17 @@ from __future__ import annotations
 import json
 from urllib.parse import parse_qsl
 
-from flask import Flask, abort, current_app, render_template, request
+from flask import Blueprint, abort, render_template, request
 
 from inspector.protocol import forms
+from inspector.web import get_inspector
+from inspector.web.regions import history_of
 from inspector.web.views import tasks as task_views
 
-HISTORY = 20
+bp = Blueprint("tools", __name__)
 
-
-def _services():
-    return current_app.extensions["inspector"]
+TASK_CALL_WAIT = 0.3
+"""A CreateTaskResult comes at once: usually the answer to a task call can already show the task."""
 
 
 def _pairs() -> list[tuple[str, str]]:
@@ -38,7 +39,7 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
                 errors: dict | None = None, problem: str | None = None, call=None, task_call=None,
                 status: int = 200):
     """The tool's workbench: form or JSON editor pre-filled with the given (or the last) arguments."""
-    session = _services()["session"]
+    session = get_inspector().session
     name = tool["name"]
     mode = mode or session.tool_modes.get(name, "form")
     session.tool_modes[name] = mode
@@ -64,12 +65,6 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
                            call_was_pending=call_was_pending, session_timeout=f"{session.timeout:g}",
                            session_tools=session.server.tools, task_call=task_call,
                            task_form=task_views.task_form(tool)), status
-
-
-def history_of(session, name: str) -> list:
-    """A tool's finished calls, newest first (a pending one is shown above the list, and pushed when done)."""
-    calls = [c for c in session.calls.values() if c.tool == name and c.state != "pending"]
-    return sorted(calls, key=lambda c: c.id, reverse=True)[:HISTORY]
 
 
 def _read_arguments(tool: dict, mode: str, pairs) -> tuple[object, str | None, dict]:
@@ -105,87 +100,90 @@ def _posted(tool: dict) -> tuple[str, str, object, str | None]:
     return mode, values.get("arguments", ""), arguments, problem
 
 
-def register(app: Flask) -> None:
-    """Attach the tool routes."""
+def tool_or_404(name: str) -> dict:
+    tool = get_inspector().session.tool(name)
+    if tool is None:
+        abort(404, description=f"the server lists no tool named {name!r}")
+    return tool
 
-    def tool_or_404(name: str) -> dict:
-        tool = _services()["session"].tool(name)
-        if tool is None:
-            abort(404, description=f"the server lists no tool named {name!r}")
-        return tool
 
-    @app.get("/tools/<path:name>")
-    def tool_detail(name: str):
-        if name.endswith(("/call", "/form", "/draft")):
-            abort(405)  # actions are POST only; without this the GET would look up a tool named "x/call"
-        tool = tool_or_404(name)
-        if _services().get("restarter"):
-            _services()["restarter"].seen(name)
-        return render_tool(tool)
+@bp.get("/tools/<path:name>")
+def tool_detail(name: str):
+    if name.endswith(("/call", "/form", "/draft")):
+        abort(405)  # actions are POST only; without this the GET would look up a tool named "x/call"
+    tool = tool_or_404(name)
+    restarter = get_inspector().restarter
+    if restarter:
+        restarter.seen(name)
+    return render_tool(tool)
 
-    @app.post("/tools/<path:name>/form")
-    def tool_toggle(name: str):
-        """The JSON toggle: form → JSON editor and back, without losing input."""
-        tool = tool_or_404(name)
-        task_views.posted_task(tool, dict(_pairs()))  # keeps "Run as a task" and its TTL across the toggle
-        mode, text, arguments, problem = _posted(tool)
-        if problem:  # invalid JSON cannot become a form: stay in the editor and say why
-            return render_tool(tool, mode="json", text=text, problem=problem, status=422)
-        _services()["session"].last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
-        return render_tool(tool, mode="json" if mode == "form" else "form", arguments=arguments)
 
-    @app.post("/tools/<path:name>/draft")
-    def tool_draft(name: str):
-        """Keep what the user typed, so switching tools or reloading does not lose it."""
-        tool = tool_or_404(name)
-        task_views.posted_task(tool, dict(_pairs()))
-        _, text, arguments, problem = _posted(tool)
-        _services()["session"].last_arguments[name] = text if problem else json.dumps(arguments, ensure_ascii=False)
-        return "", 204
+@bp.post("/tools/<path:name>/form")
+def tool_toggle(name: str):
+    """The JSON toggle: form → JSON editor and back, without losing input."""
+    tool = tool_or_404(name)
+    task_views.posted_task(tool, dict(_pairs()))  # keeps "Run as a task" and its TTL across the toggle
+    mode, text, arguments, problem = _posted(tool)
+    if problem:  # invalid JSON cannot become a form: stay in the editor and say why
+        return render_tool(tool, mode="json", text=text, problem=problem, status=422)
+    get_inspector().session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+    return render_tool(tool, mode="json" if mode == "form" else "form", arguments=arguments)
 
-    @app.post("/tools/<path:name>/call")
-    def tool_call(name: str):
-        tool = tool_or_404(name)
-        session = _services()["session"]
-        if request.mimetype == "application/json":
-            body = request.get_json(silent=True) or {}
-            pairs = [("mode", "api"), ("arguments", json.dumps(body.get("arguments", {})))]
-            task = body.get("task")
-            if isinstance(task, dict):  # an API call asks for a task as the wire does: {"task": {"ttl": ms}}
-                pairs += [("task", "on"), ("task_ttl", str(task.get("ttl", "")))]
-        else:
-            pairs = _pairs()
-        values = dict(pairs)
-        # The page always says its mode; a bare {"arguments": ...} post is an API call, sent as it is.
-        mode = values.get("mode", "api")
-        arguments, problem, errors = _read_arguments(tool, "form" if mode == "form" else "json", pairs)
-        shown_mode = "form" if mode == "form" else "json"
-        if problem:
-            return render_tool(tool, mode="json", text=values.get("arguments", ""), problem=problem, status=422)
-        if mode != "api":
-            errors = {**forms.validate(_schema(tool), arguments), **errors}
-            if errors and values.get("action") != "send-anyway":
-                session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
-                return render_tool(tool, mode=shown_mode, arguments=arguments, errors=errors, status=422)
-        as_task, ttl, task_problem = task_views.posted_task(tool, values)
-        if as_task:
-            if task_problem:
-                return render_tool(tool, mode=shown_mode, arguments=arguments, problem=task_problem, status=422)
+
+@bp.post("/tools/<path:name>/draft")
+def tool_draft(name: str):
+    """Keep what the user typed, so switching tools or reloading does not lose it."""
+    tool = tool_or_404(name)
+    task_views.posted_task(tool, dict(_pairs()))
+    _, text, arguments, problem = _posted(tool)
+    get_inspector().session.last_arguments[name] = text if problem else json.dumps(arguments, ensure_ascii=False)
+    return "", 204
+
+
+@bp.post("/tools/<path:name>/call")
+def tool_call(name: str):
+    tool = tool_or_404(name)
+    session = get_inspector().live
+    if request.mimetype == "application/json":
+        body = request.get_json(silent=True) or {}
+        pairs = [("mode", "api"), ("arguments", json.dumps(body.get("arguments", {})))]
+        task = body.get("task")
+        if isinstance(task, dict):  # an API call asks for a task as the wire does: {"task": {"ttl": ms}}
+            pairs += [("task", "on"), ("task_ttl", str(task.get("ttl", "")))]
+    else:
+        pairs = _pairs()
+    values = dict(pairs)
+    # The page always says its mode; a bare {"arguments": ...} post is an API call, sent as it is.
+    mode = values.get("mode", "api")
+    arguments, problem, errors = _read_arguments(tool, "form" if mode == "form" else "json", pairs)
+    shown_mode = "form" if mode == "form" else "json"
+    if problem:
+        return render_tool(tool, mode="json", text=values.get("arguments", ""), problem=problem, status=422)
+    if mode != "api":
+        errors = {**forms.validate(_schema(tool), arguments), **errors}
+        if errors and values.get("action") != "send-anyway":
             session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
-            task_call = task_views.tracker().call_tool(name, arguments, ttl, timeout=_timeout(values.get("timeout")))
-            task_call.done.wait(0.3)  # a CreateTaskResult comes at once: usually the answer can show the task
-            return render_tool(tool, mode=shown_mode, arguments=arguments, task_call=task_call)
-        call = session.call_tool(name, arguments, arguments_text=json.dumps(arguments, ensure_ascii=False),
-                                 timeout=_timeout(values.get("timeout")))
-        return render_tool(tool, mode=shown_mode, arguments=arguments, call=call)
+            return render_tool(tool, mode=shown_mode, arguments=arguments, errors=errors, status=422)
+    as_task, ttl, task_problem = task_views.posted_task(tool, values)
+    if as_task:
+        if task_problem:
+            return render_tool(tool, mode=shown_mode, arguments=arguments, problem=task_problem, status=422)
+        session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+        task_call = get_inspector().tasks.call_tool(name, arguments, ttl, timeout=_timeout(values.get("timeout")))
+        task_call.wait_change(None, TASK_CALL_WAIT)
+        return render_tool(tool, mode=shown_mode, arguments=arguments, task_call=task_call)
+    call = session.call_tool(name, arguments, arguments_text=json.dumps(arguments, ensure_ascii=False),
+                             timeout=_timeout(values.get("timeout")))
+    return render_tool(tool, mode=shown_mode, arguments=arguments, call=call)
 
-    @app.post("/calls/<int:call_id>/rerun")
-    def call_rerun(call_id: int):
-        session = _services()["session"]
-        past = session.calls.get(call_id)
-        if past is None:
-            abort(404, description=f"no call #{call_id}")
-        tool = tool_or_404(past.tool)
-        call = session.call_tool(past.tool, past.arguments,
-                                 arguments_text=json.dumps(past.arguments, ensure_ascii=False))
-        return render_tool(tool, arguments=past.arguments, call=call)
+
+@bp.post("/calls/<int:call_id>/rerun")
+def call_rerun(call_id: int):
+    session = get_inspector().live
+    past = session.calls.get(call_id)
+    if past is None:
+        abort(404, description=f"no call #{call_id}")
+    tool = tool_or_404(past.tool)
+    call = session.call_tool(past.tool, past.arguments,
+                             arguments_text=json.dumps(past.arguments, ensure_ascii=False))
+    return render_tool(tool, arguments=past.arguments, call=call)

@@ -1,0 +1,47 @@
+"""Targeting: points the live session at a server, from the command line (the runner) or a --config entry (the
+page). The one place on the page's side where a target becomes a connection (`session_connector`), so views
+never build transports.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from inspector.client_configs import ServerEntry
+from inspector.config import Config, server_environment
+from inspector.targets import redacted, session_connector
+
+
+class Targeting:
+    """The session's current target, and how to change it."""
+
+    def __init__(self, session, config: Config, port: Callable[[], int | None]) -> None:
+        self.session = session
+        self.config = config
+        self.port = port
+        """Our own page's port, read at each connect: an HTTP server may never be pointed back at us."""
+        self.current_entry: str | None = config.entry_name
+        """The --config entry the page started last (shown in the page and in the config snippet)."""
+
+    def use_http(self, url: str, transport: str, headers) -> None:
+        """Reach the session's server over HTTP (the runner, for --url)."""
+        self.session.url, self.session.http_headers = url, list(headers)
+        self.session.connect = self._connector(url, transport)
+
+    def start_entry(self, entry: ServerEntry) -> None:
+        """Switch the session to a --config entry (the page's picker): stdio command or HTTP URL."""
+        config = self.config
+        self.current_entry = entry.name
+        describe: dict = {"config": config.config_file, "server": entry.name, "transport": entry.transport}
+        if entry.transport == "stdio":
+            describe["command"] = list(entry.command)
+            self.session.retarget(command=list(entry.command), cwd=entry.cwd or config.cwd,
+                                  env=server_environment(entry.env), describe=describe)
+        else:
+            describe["url"] = entry.url
+            describe["headers"] = redacted(entry.headers)
+            self.session.retarget(url=entry.url, headers=list(entry.headers) + list(config.headers),
+                                  describe=describe, connect=self._connector(entry.url, entry.transport))
+
+    def _connector(self, url: str, transport: str):
+        return session_connector(url, transport, lambda: [self.port() or 0])

@@ -1,0 +1,113 @@
+"""REGIONS: each page region the server re-renders and pushes, and the signal names that ask for it.
+
+A region is (target id, partial, context builder). The websocket (live.py) and the views push only through this
+table. The keys are still the names the session signals with `store.signal(...)`; a key ending in ":" takes an id
+after it (`call:3`, `task-call:7`). A context builder returns None when there is nothing to show.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from flask import render_template
+
+from inspector.inspector import Inspector
+from inspector.web import get_inspector
+from inspector.web.present import slug
+
+HISTORY = 20
+
+
+@dataclass(frozen=True)
+class Region:
+    """One swappable place in the page."""
+
+    target: str
+    """The CSS selector, formatted with the context (e.g. "#call-{call.id}")."""
+    partial: str
+    context: Callable[[Inspector, str], dict | None]
+    """(services, the signal's id or "") → the partial's context, or None to push nothing."""
+
+
+def history_of(session, name: str) -> list:
+    """A tool's finished calls, newest first (a pending one is shown above the list, and pushed when done)."""
+    calls = [c for c in session.calls.values() if c.tool == name and c.state != "pending"]
+    return sorted(calls, key=lambda c: c.id, reverse=True)[:HISTORY]
+
+
+def _call(inspector: Inspector, key: str) -> dict | None:
+    call = inspector.session.calls.get(int(key)) if key.isdigit() else None
+    return None if call is None else {"call": call, "poll": False}
+
+
+def _history(inspector: Inspector, key: str) -> dict | None:
+    call = inspector.session.calls.get(int(key)) if key.isdigit() else None
+    if call is None:
+        return None
+    return {"tool_name": call.tool, "tool_slug": slug(call.tool), "history": history_of(inspector.session, call.tool)}
+
+
+def _task_call(inspector: Inspector, key: str) -> dict | None:
+    call = inspector.tasks.call(int(key)) if key.isdigit() else None
+    return None if call is None else {"tasks_part": "call", "task_call": call}
+
+
+def _server(inspector: Inspector, key: str) -> dict:
+    return {"server": inspector.session.server, "command": inspector.session.command}
+
+
+def _lists(inspector: Inspector, key: str) -> dict:
+    return {"server": inspector.session.server}
+
+
+SERVER = Region("#server-panel", "partials/_server.html", _server)
+TOOLS = Region("#tools-list", "partials/_tools.html", lambda i, _: {"tools": i.session.server.tools})
+WATCH = Region("#watch-status", "partials/_watch.html", lambda i, _: {})
+ASKS = Region("#asks-panel", "partials/_asks.html", lambda i, _: {})
+PROBLEMS = Region("#problems", "partials/_problems.html", lambda i, _: {})
+REPLAY = Region("#replay-report", "partials/_replay.html",
+                lambda i, _: {"run": i.sharing.replay if i.sharing else None})
+CALL = Region("#call-{call.id}", "partials/_call.html", _call)
+CALL_HISTORY = Region("#history-{tool_slug}", "partials/_history.html", _history)
+RESOURCES = Region("#resources-list", "partials/_resources_list.html", _lists)
+RESOURCE_TEMPLATES = Region("#resource-templates-list", "partials/_resource_templates_list.html", _lists)
+PROMPTS = Region("#prompts-list", "partials/_prompts_list.html", _lists)
+TASKS = Region("#tasks-panel", "partials/_tasks.html", lambda i, _: {"tasks_part": "panel"})
+TASK_CALL = Region("#task-call-{task_call.id}", "partials/_tasks.html", _task_call)
+
+REGIONS: dict[str, tuple[Region, ...]] = {
+    # "server" re-renders everything that shows what the server offers (the Tasks panel shows once it offers tasks)
+    "server": (SERVER, RESOURCES, RESOURCE_TEMPLATES, PROMPTS, TASKS),
+    "tools": (TOOLS,),
+    "watch": (WATCH,),
+    "asks": (ASKS,),
+    "problems": (PROBLEMS,),
+    "replay": (REPLAY,),
+    "resources": (RESOURCES,),
+    "resource_templates": (RESOURCE_TEMPLATES,),
+    "prompts": (PROMPTS,),
+    "tasks": (TASKS,),
+    "call:": (CALL, CALL_HISTORY),
+    "task-call:": (TASK_CALL,),
+}
+
+PAGE_LOAD = ("server", "tools", "watch", "problems", "asks")
+"""What a (re)connected websocket re-renders besides the rows."""
+
+
+def push(region: Region, key: str = "", **context) -> str:
+    """One region re-rendered and wrapped for htmx 4 to swap in place of its target ("" when nothing to show)."""
+    built = region.context(get_inspector(), key)
+    if built is None:
+        return ""
+    built.update(context)
+    return render_template("partials/_push.html", target=region.target.format(**built), swap="outerHTML",
+                           partial=region.partial, **built)
+
+
+def pushes(name: str) -> list[str]:
+    """Every push a signal asks for (none for names this page does not show)."""
+    prefix, colon, key = name.partition(":")
+    regions = REGIONS.get(prefix + colon, ()) if colon else REGIONS.get(name, ())
+    return [html for html in (push(region, key) for region in regions) if html]
