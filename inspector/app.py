@@ -22,8 +22,12 @@ def web_root() -> Path:
     return WEB_IN_SOURCE
 
 
-def create_app(config, *, store, session, token: str, restarter=None) -> Flask:
-    """Build the app for one inspector run; the port is filled in once the listener is bound."""
+def create_app(config, *, store, session, token: str, restarter=None, calls=None) -> Flask:
+    """Build the app for one inspector run; the port is filled in once the listener is bound.
+
+    `calls` is the page's tool calls and drafts (session/calls.py); without one (a recording opened for viewing)
+    the session stands in: a RecordedSession has the same read-only calls, drafts and modes.
+    """
     root = web_root()
     app = Flask("inspector", template_folder=str(root / "templates"), static_folder=str(root / "static"),
                 static_url_path="/static")
@@ -38,7 +42,7 @@ def create_app(config, *, store, session, token: str, restarter=None) -> Flask:
         SEND_FILE_MAX_AGE_DEFAULT=0,
     )
     app.extensions["inspector"] = {"config": config, "store": store, "session": session, "token": token,
-                                   "restarter": restarter}
+                                   "restarter": restarter, "calls": calls if calls is not None else session}
     security.install(app, token)
     register_filters(app)
     views.register(app)

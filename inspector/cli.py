@@ -14,14 +14,14 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .commands.common import UsageError, disabled_rules, header_values, protocol_choice, seconds, url_value
+from .commands.common import UsageError, add_probe_timeout_option, disabled_rules, header_values, protocol_choice, seconds, url_value
 from .config import DEFAULT_TIMEOUT, Config, server_name
-from .targets import url_name
+from .client.connect import url_name
 
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
 # Options that take a value, so the splitter knows to skip it.
 VALUE_OPTIONS = {"--port", "--host", "--record", "--env", "-e", "--cwd", "--timeout", "--watch", "--watch-glob",
-                 "--max-timeout", "--root", "--rules", "--protocol", "--url", "--transport", "--header", "-H",
+                 "--max-timeout", "--root", "--rules", "--protocol", "--probe-timeout", "--url", "--transport", "--header", "-H",
                  "--config", "--server"}
 
 
@@ -66,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA",
                         help="auto (default: probe server/discover, fall back to initialize), legacy (initialize), "
                              "modern (2026-07-28, no initialize) or a revision date such as 2025-06-18")
+    add_probe_timeout_option(parser)
     parser.add_argument("--rules", metavar="FILE",
                         help='switch diagnostics off: a JSON file {"disable": [rule ids]} (see docs/rules.md)')
     parser.add_argument("--watch", action="append", default=[], metavar="PATH",
@@ -169,7 +170,8 @@ def parse_config(argv: list[str]) -> Config:
                   watch=tuple(str(Path(args.cwd or ".", path).resolve()) for path in args.watch),
                   no_watch=args.no_watch, watch_globs=tuple(args.watch_glob),
                   restart_on_crash=args.restart_on_crash, max_timeout=args.max_timeout,
-                  roots=tuple(args.root), disabled_rules=disabled, protocol=args.protocol, url=url, transport=transport,
+                  roots=tuple(args.root), disabled_rules=disabled, protocol=args.protocol,
+                  probe_timeout=args.probe_timeout, url=url, transport=transport,
                   headers=headers, config_file=args.config, config_entries=tuple(entries), entry_name=entry_name)
 
 

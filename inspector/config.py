@@ -45,6 +45,8 @@ class Config:
     """Rule ids switched off with --rules FILE (protocol warnings and description advice)."""
     protocol: str = "auto"
     """--protocol: auto, legacy, modern or a revision date."""
+    probe_timeout: float = 3.0
+    """--probe-timeout: how long server/discover may go unanswered after the server's first output."""
     url: str | None = None
     """--url: an MCP server reached over HTTP instead of a command."""
     transport: str = "auto"
@@ -77,7 +79,7 @@ class Config:
     def target(self) -> dict:
         """What the recording's header says was asked for."""
         if self.url:
-            from .targets import HttpTarget
+            from .client.connect import HttpTarget
 
             target = HttpTarget(self.url, self.transport, self.headers).recorded()
         else:

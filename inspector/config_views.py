@@ -11,7 +11,6 @@ import os
 from flask import Blueprint, Response, current_app, render_template, request
 
 from .server_config import FLAVOURS, ServerEntry, server_entry_snippet
-from .targets import session_connector
 
 bp = Blueprint("config_views", __name__)
 
@@ -48,9 +47,8 @@ def start_entry():
     else:
         describe["url"] = entry.url
         describe["headers"] = {name: "[REDACTED]" for name, _ in entry.headers}
-        port = current_app.config.get("INSPECTOR_PORT", 0)
         session.retarget(url=entry.url, headers=list(entry.headers) + list(config.headers), describe=describe,
-                         connect=session_connector(entry.url, entry.transport, lambda: [port]))
+                         transport=entry.transport)
     return render_template("partials/_config.html")
 
 

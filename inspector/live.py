@@ -32,6 +32,7 @@ class LiveConnection:
         self.ws = ws
         self.store = extensions["store"]
         self.session = extensions["session"]
+        self.calls = extensions["calls"]
         self.filters = Filters()
         self._requested_filters: Filters | None = None
         self._lock = threading.Lock()
@@ -109,12 +110,12 @@ class LiveConnection:
             state = current_app.extensions["inspector"].get("replay_state") or {}
             return [push("#replay-report", "partials/_replay.html", run=state.get("replay"))]
         if name.startswith("call:"):
-            call = session.calls.get(int(name[5:]))
+            call = self.calls.calls.get(int(name[5:]))
             if call is None:
                 return []
             return [push(f"#call-{call.id}", "partials/_call.html", call=call, poll=False),
                     push(f"#history-{slug(call.tool)}", "partials/_history.html", tool_name=call.tool,
-                         history=history_of(session, call.tool))]
+                         history=history_of(self.calls, call.tool))]
         return []
 
     def _send(self, text: str) -> None:

@@ -20,7 +20,7 @@ import uritemplate
 from flask import Blueprint, Response, current_app, render_template, request
 
 from . import content
-from .session import RequestFailed
+from .client.rpc import RequestFailed
 
 bp = Blueprint("panels", __name__)
 
@@ -357,7 +357,7 @@ def completions():
 @bp.get("/content/<any(call, read, prompt):kind>/<int:source>/<int:index>")
 def content_bytes(kind: str, source: int, index: int):
     if kind == "call":
-        call = _session().calls.get(source)
+        call = current_app.extensions["inspector"]["calls"].calls.get(source)
         result = call.result if call is not None else None
     else:
         result = _state().result(kind, source)

@@ -19,11 +19,11 @@ from .config import DEFAULT_PORT, Config
 from .recording import RecordingError, RecordingWriter, default_path, ensure_folder, header
 from .records import EVENT, Record
 from .reload import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
-from .asks import Asks
 from .problems import Problems
 from .restarts import Restarter
-from .targets import session_connector
 from .session import Session
+from .session.asks import Asks
+from .session.calls import Calls
 from .store import Store
 from .transport.stdio import SpawnError, resolve_command
 
@@ -121,18 +121,19 @@ def run(config: Config) -> int:
     store = Store(writer)
     session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
                       client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list(),
-                      protocol=config.protocol)
+                      protocol=config.protocol, probe_timeout=config.probe_timeout)
+    # Our own port is known only once bound: read at each connect (an HTTP target may not be us).
+    session.refuse_ports = lambda: [app.config.get("INSPECTOR_PORT", 0)]
     if config.url:
         session.url, session.http_headers = config.url, list(config.headers)
-        # Our own port is known only once bound: read it at each connect.
-        session.connect = session_connector(config.url, config.transport,
-                                            lambda: [app.config.get("INSPECTOR_PORT", 0)])
+        session.http_transport_choice = config.transport
     problems = Problems(store, session, timeout=config.timeout, disabled=config.disabled_rules)
-    asks = Asks(session)
+    calls = Calls(session)
+    asks = Asks(session, calls)
     watcher = make_watcher(config)
-    restarter = Restarter(session, restart_on_crash=config.restart_on_crash, watcher=watcher)
+    restarter = Restarter(session, restart_on_crash=config.restart_on_crash, watcher=watcher, calls=calls)
     token = secrets.token_urlsafe(32)
-    app = create_app(config, store=store, session=session, token=token, restarter=restarter)
+    app = create_app(config, store=store, session=session, token=token, restarter=restarter, calls=calls)
     app.extensions["inspector"]["problems"] = problems
     app.extensions["inspector"]["asks"] = asks
     try:

@@ -21,7 +21,7 @@ from flask import Flask, Response, abort, current_app, render_template, request
 
 from .commands.call import copy_as_command
 from .commands.common import UsageError
-from .targets import HttpTarget
+from .client.connect import HttpTarget
 from .commands.export import parse_selection, redact_recording
 from .recording import RecordingError, read_recording
 from .redact import Rules

@@ -37,12 +37,12 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
                 errors: dict | None = None, problem: str | None = None, call=None, task_call=None,
                 status: int = 200):
     """The tool's workbench: form or JSON editor pre-filled with the given (or the last) arguments."""
-    session = _services()["session"]
+    session, calls = _services()["session"], _services()["calls"]
     name = tool["name"]
-    mode = mode or session.tool_modes.get(name, "form")
-    session.tool_modes[name] = mode
+    mode = mode or calls.tool_modes.get(name, "form")
+    calls.tool_modes[name] = mode
     if arguments is None and text is None:
-        text = session.last_arguments.get(name)
+        text = calls.last_arguments.get(name)
         try:
             arguments = json.loads(text) if text else None
         except ValueError:
@@ -57,7 +57,7 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
     # Decided before the history is read: if the call finishes in between, the page still polls it once, and
     # the poll's answer brings the history with this call in it.
     call_was_pending = call is not None and call.state == "pending"
-    history = history_of(session, name)
+    history = history_of(calls, name)
     return render_template("partials/_tool_detail.html", tool=tool, mode=mode, form=form, arguments_text=text or "{}",
                            errors=errors or {}, problem=problem, call=call, history=history,
                            call_was_pending=call_was_pending, session_timeout=f"{session.timeout:g}",
@@ -65,9 +65,9 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
                            task_form=task_views.task_form(tool)), status
 
 
-def history_of(session, name: str) -> list:
+def history_of(calls, name: str) -> list:
     """A tool's finished calls, newest first (a pending one is shown above the list, and pushed when done)."""
-    calls = [c for c in session.calls.values() if c.tool == name and c.state != "pending"]
+    calls = [c for c in calls.calls.values() if c.tool == name and c.state != "pending"]
     return sorted(calls, key=lambda c: c.id, reverse=True)[:HISTORY]
 
 
@@ -130,7 +130,7 @@ def register(app: Flask) -> None:
         mode, text, arguments, problem = _posted(tool)
         if problem:  # invalid JSON cannot become a form: stay in the editor and say why
             return render_tool(tool, mode="json", text=text, problem=problem, status=422)
-        _services()["session"].last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+        _services()["calls"].last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
         return render_tool(tool, mode="json" if mode == "form" else "form", arguments=arguments)
 
     @app.post("/tools/<path:name>/draft")
@@ -139,7 +139,7 @@ def register(app: Flask) -> None:
         tool = tool_or_404(name)
         task_views.posted_task(tool, dict(_pairs()))
         _, text, arguments, problem = _posted(tool)
-        _services()["session"].last_arguments[name] = text if problem else json.dumps(arguments, ensure_ascii=False)
+        _services()["calls"].last_arguments[name] = text if problem else json.dumps(arguments, ensure_ascii=False)
         return "", 204
 
     @app.post("/tools/<path:name>/call")
@@ -164,27 +164,27 @@ def register(app: Flask) -> None:
         if mode != "api":
             errors = {**schema_form.validate(_schema(tool), arguments), **errors}
             if errors and values.get("action") != "send-anyway":
-                session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+                _services()["calls"].last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
                 return render_tool(tool, mode=shown_mode, arguments=arguments, errors=errors, status=422)
         as_task, ttl, task_problem = task_views.posted_task(tool, values)
         if as_task:
             if task_problem:
                 return render_tool(tool, mode=shown_mode, arguments=arguments, problem=task_problem, status=422)
-            session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+            _services()["calls"].last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
             task_call = task_views.tracker().call_tool(name, arguments, ttl, timeout=_timeout(values.get("timeout")))
             task_call.done.wait(0.3)  # a CreateTaskResult comes at once: usually the answer can show the task
             return render_tool(tool, mode=shown_mode, arguments=arguments, task_call=task_call)
-        call = session.call_tool(name, arguments, arguments_text=json.dumps(arguments, ensure_ascii=False),
+        call = _services()["calls"].call_tool(name, arguments, arguments_text=json.dumps(arguments, ensure_ascii=False),
                                  timeout=_timeout(values.get("timeout")))
         return render_tool(tool, mode=shown_mode, arguments=arguments, call=call)
 
     @app.post("/calls/<int:call_id>/rerun")
     def call_rerun(call_id: int):
-        session = _services()["session"]
-        past = session.calls.get(call_id)
+        calls = _services()["calls"]
+        past = calls.calls.get(call_id)
         if past is None:
             abort(404, description=f"no call #{call_id}")
         tool = tool_or_404(past.tool)
-        call = session.call_tool(past.tool, past.arguments,
+        call = calls.call_tool(past.tool, past.arguments,
                                  arguments_text=json.dumps(past.arguments, ensure_ascii=False))
         return render_tool(tool, arguments=past.arguments, call=call)

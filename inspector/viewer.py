@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .session import LIST_METHODS, ServerState
+from .client.offer import LIST_METHODS, ServerState
 from .store import Store
 
 _LIST_BY_METHOD = {method: (key, attribute) for _, method, key, attribute in LIST_METHODS}

@@ -12,10 +12,10 @@ from flask import Flask, Response, abort, current_app, render_template, request
 from . import share_views, tool_views
 from .present import pretty, slug
 from . import schema_form
-from .asks import USER_REJECTED
+from .session.asks import USER_REJECTED
 from .diagnostics.review import review_tools
 from .roots import parse_roots, roots_text
-from .targets import headers_text, parse_headers_text
+from .client.connect import headers_text, parse_headers_text
 from .store import LOG_LEVELS, Filters
 
 ERROR_MESSAGES = {
@@ -122,7 +122,7 @@ def register(app: Flask) -> None:
 
     @app.get("/calls/<int:call_id>")
     def call_state(call_id: int):
-        call = services()["session"].calls.get(call_id)
+        call = services()["calls"].calls.get(call_id)
         if call is None:
             return error_partial(f"no call #{call_id}", 404)
         # ?wait=S long-polls: the answer then carries the final state, so it can never overwrite a result the
@@ -135,16 +135,15 @@ def register(app: Flask) -> None:
         if call.state != "pending":  # the tool's history gains this call too (an htmx 4 partial beside the main swap)
             html += render_template("partials/_push.html", target=f"#history-{slug(call.tool)}", swap="outerHTML",
                                     partial="partials/_history.html", tool_name=call.tool,
-                                    history=tool_views.history_of(services()["session"], call.tool))
+                                    history=tool_views.history_of(services()["calls"], call.tool))
         return html
 
     @app.post("/calls/<int:call_id>/cancel")
     def call_cancel(call_id: int):
-        session = services()["session"]
-        call = session.calls.get(call_id)
+        call = services()["calls"].calls.get(call_id)
         if call is None:
             return error_partial(f"no call #{call_id}", 404)
-        session.cancel_call(call_id)
+        services()["calls"].cancel_call(call_id)
         return render_template("partials/_call.html", call=call, poll=False)
 
     @app.template_global()

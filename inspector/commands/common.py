@@ -113,6 +113,17 @@ def add_protocol_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA",
                         help="auto (default: probe server/discover, fall back to initialize), legacy, modern, or a "
                              "revision date such as 2025-06-18")
+    add_probe_timeout_option(parser)
+
+
+def add_probe_timeout_option(parser: argparse.ArgumentParser) -> None:
+    """--probe-timeout: how long the era probe waits once the server shows a sign of life."""
+    from ..eras import PROBE_SECONDS
+
+    parser.add_argument("--probe-timeout", type=seconds, default=PROBE_SECONDS, metavar="SECONDS",
+                        help="with --protocol auto: how long server/discover may go unanswered after the server's "
+                             f"first output before falling back to initialize (default {PROBE_SECONDS:g}; a server "
+                             "that prints nothing gets the whole --timeout)")
 
 
 def protocol_choice(text: str) -> str:
@@ -137,7 +148,7 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
 def http_target(args: argparse.Namespace, command: list[str]):
     """The HttpTarget of --url/--transport/--header (None without --url), checked against the command; raises
     UsageError."""
-    from ..targets import HttpTarget
+    from ..client.connect import HttpTarget
 
     if args.url and command:
         raise UsageError("give either --url or a server command after --, not both")
@@ -149,7 +160,7 @@ def http_target(args: argparse.Namespace, command: list[str]):
 
 def url_value(url: str) -> str:
     """--url, checked; raises UsageError."""
-    from ..targets import TargetError, check_url
+    from ..client.connect import TargetError, check_url
 
     try:
         return check_url(url)
@@ -159,7 +170,7 @@ def url_value(url: str) -> str:
 
 def header_values(items: list[str]) -> tuple[tuple[str, str], ...]:
     """The --header values as (name, value); raises UsageError."""
-    from ..targets import TargetError, parse_headers
+    from ..client.connect import TargetError, parse_headers
 
     try:
         return parse_headers(items)

@@ -15,11 +15,10 @@ from typing import Any
 
 from ..config import DEFAULT_TIMEOUT
 from ..eras import parse_protocol
-from ..headless import close_store, open_store
-from ..recording import Loaded, RecordingError, read_recording
+from ..recording import Loaded, RecordingError, close_sink, open_sink, read_recording
 from ..records import FROM_SERVER
 from ..replay import ABSENT, DEFAULT_IGNORES, SAME, Replayer, ReplayError, ReplayReport, Step, parse_path, plan
-from .common import (Parser, UsageError, add_http_options, add_server_options, http_target, dumps, protocol_choice, echo_stderr, env_keys, fail, seconds,
+from .common import (Parser, UsageError, add_http_options, add_probe_timeout_option, add_server_options, http_target, dumps, protocol_choice, echo_stderr, env_keys, fail, seconds,
                      server_env, split_command, terminal_text, write_stdout)
 
 VALUE_CHARS = 300  # a diff line shows this much of each value; --json has them whole
@@ -51,6 +50,7 @@ def build_parser() -> Parser:
     parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA",
                         help="auto (default: the recording's own messages), or legacy, modern or a revision date "
                              "to send instead of the recorded version")
+    add_probe_timeout_option(parser)  # the same command lines as call and check; replay sends its own handshake
     parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help=f"seconds to wait for each answer (default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--record", metavar="PATH", help="also write a recording of this run to PATH")
@@ -126,7 +126,7 @@ def replay_main(argv: list[str]) -> int:
     if missing:
         fail(f"warning: the recording was made with -e {', '.join(missing)}; not set here (use -e KEY=VALUE)")
     try:
-        store = open_store(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env), http=http)
+        store = open_sink(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env), http=http)
     except RecordingError as exc:
         return fail(str(exc))
     printer = StepPrinter(enabled=not args.json)
@@ -144,7 +144,7 @@ def replay_main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     finally:
-        close_store(store)
+        close_sink(store)
     report.warnings = warnings
     if args.json:
         write_stdout(dumps(report.to_dict()) + "\n")
