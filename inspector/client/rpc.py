@@ -11,7 +11,6 @@ It knows no page and no era: the modern era's `_meta` comes in through `meta`, a
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import threading
 import time
@@ -20,9 +19,7 @@ from typing import Any, Callable
 
 from .. import eras, jsonrpc
 from ..records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_message
-
-FOREVER = float("inf")
-
+from .deadlines import FOREVER, Deadlines
 
 class RequestFailed(Exception):
     """A request got no result: an error response, no answer in time, or the server went away."""
@@ -88,48 +85,6 @@ def default_answer(msg: dict) -> dict:
         return jsonrpc.result_response(msg.get("id"), {})
     return jsonrpc.error_response(msg.get("id"), jsonrpc.METHOD_NOT_FOUND,
                                   f"mcp-inspect does not answer {msg.get('method')}")
-
-
-class Deadlines:
-    """Wakes its callback at each deadline: a heap and Condition.wait(timeout), not a poll; ends on close()."""
-
-    def __init__(self, expire: Callable[[float], None]) -> None:
-        self._expire = expire
-        self._heap: list[float] = []
-        self._cond = threading.Condition()
-        self._thread: threading.Thread | None = None
-        self._closed = False
-
-    def add(self, when: float) -> None:
-        """Call back at `when` (time.monotonic); the thread starts with the first finite deadline."""
-        if when == FOREVER:
-            return
-        with self._cond:
-            if self._closed:
-                return
-            heapq.heappush(self._heap, when)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="request-timeouts", daemon=True)
-                self._thread.start()
-            self._cond.notify()
-
-    def close(self) -> None:
-        """End the thread (pending deadlines are dropped)."""
-        with self._cond:
-            self._closed = True
-            self._cond.notify()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._closed and (not self._heap or self._heap[0] > time.monotonic()):
-                    self._cond.wait(self._heap[0] - time.monotonic() if self._heap else None)
-                if self._closed:
-                    return
-                now = time.monotonic()
-                while self._heap and self._heap[0] <= now:
-                    heapq.heappop(self._heap)
-            self._expire(now)
 
 
 class Client:
