@@ -280,3 +280,19 @@ def test_copied_command_runs_in_a_shell(tmp_path):
 def test_usage_error_class_is_ours():
     with pytest.raises(UsageError):
         parse_call(["--tool"])
+
+
+def test_call_says_on_stderr_why_the_probe_fell_back_and_which_era_it_chose(tmp_path):
+    # The server reads server/discover and never answers it: 0.5 s after it read it, call falls back, and says so.
+    result = mcp(["call", "tools/list", "--probe-timeout", "0.5", "--",
+                  *fixture_command("fake_server", "silent-discover")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "mcp-inspect call: no answer to server/discover within 0.5 s; falling back to initialize" in result.stderr
+    assert "mcp-inspect call: legacy era: no answer to server/discover" in result.stderr
+    assert json.loads(result.stdout)["tools"]
+
+
+def test_call_says_which_era_it_chose_for_a_modern_server(tmp_path):
+    result = mcp(["call", "tools/list", "--", *fixture_command("sdk_server")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "mcp-inspect call: modern era: server/discover answered" in result.stderr

@@ -109,7 +109,7 @@ def probe(client: Client, meta: dict, *, probe_timeout: float) -> tuple[eras.Pro
 
 def _wait_for_sign(client: Client, pending: Pending, probe_timeout: float) -> tuple[float, bool]:
     """Wait for the answer until probe_timeout s after the server's first sign of life, or the request timeout
-    without one; returns (how long the probe waited, whether there was a sign)."""
+    without one; returns (the wait that ran out, counted from the sign or the probe, and whether there was a sign)."""
     sent, read_at = pending.sent_at, None
     unread = getattr(client.transport, "unread_input", None)
     with client.activity:
@@ -124,7 +124,8 @@ def _wait_for_sign(client: Client, pending: Pending, probe_timeout: float) -> tu
             if left <= 0:
                 break
             client.activity.wait(min(left, READ_CHECK_SECONDS) if sign is None and unread is not None else left)
-    return round(time.monotonic() - sent, 1), bool(client.heard_at or read_at)
+    sign = bool(client.heard_at or read_at or getattr(client.transport, "pid", 0) is None)
+    return min(probe_timeout, pending.timeout) if sign else pending.timeout, sign
 
 
 def connect(client: Client, decision: Decision, *, capabilities: dict, info: dict) -> Connected:

@@ -12,13 +12,13 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .. import jsonrpc
+from .. import eras, jsonrpc
 from ..records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record
 from .results import result_problems
 from .rules import Warning, warning
 
 BATCH_VERSIONS = ("2025-03-26",)  # the only revision that allowed JSON-RPC batches
-PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+PROTOCOL_VERSION_META = eras.META_VERSION
 
 # Server notification -> (capability path it needs in the legacy era, in the modern era).
 SERVER_NOTIFICATION_CAPS = {
@@ -262,7 +262,7 @@ class ProtocolChecker:
         self._version_gate(FROM_SERVER, kind, method, seq, found)
         if kind == jsonrpc.NOTIFICATION and method in SERVER_NOTIFICATION_CAPS and self.server_capabilities is not None:
             legacy, modern = SERVER_NOTIFICATION_CAPS[method]
-            path = modern if self.version == "2026-07-28" else legacy
+            path = modern if self.version == eras.MODERN_VERSION else legacy
             if not _has(self.server_capabilities, path):
                 found.append(("undeclared-capability", seq,
                               f"the server sent {method} but did not declare the capability "

@@ -13,8 +13,10 @@ import binascii
 import re
 from typing import Any
 
-LEGACY_SCHEMA = "2025-11-25"
-MODERN = "2026-07-28"
+from .. import eras
+
+LEGACY_SCHEMA = eras.LEGACY_VERSION
+MODERN = eras.MODERN_VERSION
 CONTENT_TYPES = ("text", "image", "audio", "resource_link", "resource")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 

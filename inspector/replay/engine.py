@@ -12,7 +12,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from .. import jsonrpc
+from .. import eras, jsonrpc
 from ..config import DEFAULT_TIMEOUT
 from ..client.connect import Connection, StdioTarget
 from ..client.rpc import Client, RequestFailed
@@ -24,7 +24,7 @@ from .plan import Segment, ServerAsk, label_of, plan
 
 SAME, DIFFERENT, MISSING, EXTRA = "same", "different", "missing", "extra"
 STATUSES = (SAME, DIFFERENT, MISSING, EXTRA)
-PROTOCOL_META = "io.modelcontextprotocol/protocolVersion"
+PROTOCOL_META = eras.META_VERSION
 
 
 class ReplayError(Exception):
