@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .eras import PROBE_SECONDS
+
 DEFAULT_PORT = 6280
 DEFAULT_TIMEOUT = 60.0
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
@@ -45,7 +47,7 @@ class Config:
     """Rule ids switched off with --rules FILE (protocol warnings and description advice)."""
     protocol: str = "auto"
     """--protocol: auto, legacy, modern or a revision date."""
-    probe_timeout: float = 3.0
+    probe_timeout: float = PROBE_SECONDS
     """--probe-timeout: how long server/discover may go unanswered after the server's first output."""
     url: str | None = None
     """--url: an MCP server reached over HTTP instead of a command."""

@@ -22,7 +22,8 @@ MODERN_VERSION = "2026-07-28"
 MODERN_VERSIONS = (MODERN_VERSION,)
 LEGACY_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 PROBE_SECONDS = 3.0
-"""How long a server/discover probe waits before the server counts as handshake-era."""
+"""How long a server/discover probe waits, once the server shows a sign of life, before it counts as
+handshake-era (--probe-timeout; client/handshake.py)."""
 
 META_PREFIX = "io.modelcontextprotocol/"
 META_VERSION = META_PREFIX + "protocolVersion"

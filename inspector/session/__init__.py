@@ -183,15 +183,15 @@ class Session:
         self.event("exit", detail)
         by_itself = False
         with self._lock:
-            current = self._process is process
-            if current:
+            if self._process is process:
                 by_itself = self.server.state not in ("stopping", "stopped")
                 if by_itself:
                     self.server.state = "exited"
                 self.server.exit = info
         tail = "\n".join(info.stderr_tail[-5:])
         said = info.reason or f"the server {info.describe()}"
-        self.client.fail_all(said + (f"; last stderr:\n{tail}" if tail else ""), "exited", gone=current)
+        # Not `gone`: a request made after this exit says "the server is not running", as the page words it.
+        self.client.fail_all(said + (f"; last stderr:\n{tail}" if tail else ""), "exited")
         self.store.signal("server")
         for hook in self.on_exit_hooks:
             hook(info, by_itself)
@@ -278,6 +278,8 @@ class Session:
                                     probe_timeout=self.probe_timeout, restart=self._fall_back, found=self.era_found)
         if decision is None:
             return  # the fresh process for the fallback could not start (shown as a spawn failure)
+        if self.server.state != "initializing":
+            return  # stopped or replaced during the probe: whoever did that runs the next handshake
         if decision.found is not None:
             self.era_found = decision.found
         process = self._process

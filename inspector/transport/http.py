@@ -48,12 +48,11 @@ from typing import Any
 import httpcore
 import httpx
 
-from .. import eras
 from .sse import SseEvent, SseParser
 from .stdio import ExitInfo, SpawnError
 
-MODERN_ERA = eras.MODERN_VERSION
-META_PROTOCOL_VERSION = eras.META_VERSION
+MODERN_ERA = "2026-07-28"
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 ACCEPT_POST = "application/json, text/event-stream"
 EVENT_STREAM = "text/event-stream"
 KEPT_HEADERS = ("content-type", "mcp-session-id", "mcp-protocol-version", "www-authenticate", "location",
