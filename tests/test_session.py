@@ -172,6 +172,16 @@ def test_a_server_that_ignores_the_probe_is_found_legacy_three_seconds_after_its
     assert methods_sent(path).count("server/discover") == 1
 
 
+def test_the_request_timeout_thread_ends_with_its_session(run_session):
+    session, store, path = run_session(fixture_command("raw_server"))
+    wait_running(session)
+    session.request("ping").wait(10)
+    assert session.client.deadlines.running  # started by the first request with a timeout
+    session.close()
+    session.client.deadlines.join(5)
+    assert not session.client.deadlines.running
+
+
 def test_nonjson_stdout_is_shown_and_session_continues(run_session):
     session, store, path = run_session(fixture_command("fake_server", "nonjson"))
     wait_running(session)

@@ -34,6 +34,16 @@ class Deadlines:
                 self._thread.start()
             self._cond.notify()
 
+    @property
+    def running(self) -> bool:
+        """The thread is alive (it starts with the first deadline)."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def join(self, timeout: float) -> None:
+        """Wait for the thread to end (after close())."""
+        if self._thread is not None:
+            self._thread.join(timeout)
+
     def close(self) -> None:
         """End the thread (pending deadlines are dropped)."""
         with self._cond:

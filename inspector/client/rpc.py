@@ -119,7 +119,8 @@ class Client:
         self._pending: dict[str, Pending] = {}
         self._lock = threading.RLock()
         self._send_lock = threading.Lock()
-        self._deadlines = Deadlines(self._expire_due)
+        self.deadlines = Deadlines(self._expire_due)
+        """The request-timeout thread (one per client, ended by close())."""
 
     # -- the transport -----------------------------------------------------------------------------------------
 
@@ -130,7 +131,7 @@ class Client:
 
     def close(self) -> None:
         """No more requests: the timeout thread ends."""
-        self._deadlines.close()
+        self.deadlines.close()
 
     def event(self, name: str, detail: dict) -> Record:
         """Record a lifecycle event."""
@@ -158,7 +159,7 @@ class Client:
             params = eras.with_meta(params, meta())
         if not self._register(pending):
             return
-        self._deadlines.add(pending.deadline)
+        self.deadlines.add(pending.deadline)
 
         def recorded(record: Record) -> None:  # before the write: the answer may come before send() returns
             pending.seq = record.seq
@@ -256,7 +257,7 @@ class Client:
             if self._pending.get(jsonrpc.id_key(pending.id) or "") is not pending:
                 return
             pending.deadline = min(time.monotonic() + pending.timeout, pending.hard_deadline)
-        self._deadlines.add(pending.deadline)
+        self.deadlines.add(pending.deadline)
 
     def finish(self, pending: Pending, *, response: dict | None = None, failure: RequestFailed | None = None) -> None:
         """Give a request its answer or failure (unless `on_answer` takes the answer), then call its on_done."""
