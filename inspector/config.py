@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from collections.abc import Iterable
 from pathlib import Path
 
+from inspector.protocol.eras import PROBE_SECONDS
+from inspector.client.rpc import DEFAULT_TIMEOUT
+
 DEFAULT_PORT = 6280
-DEFAULT_TIMEOUT = 60.0
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
@@ -46,8 +48,8 @@ class Config:
     """Rule ids switched off with --rules FILE (protocol warnings and description advice)."""
     protocol: str = "auto"
     """--protocol: auto, legacy, modern or a revision date."""
-    probe_timeout: float | None = None
-    """--probe-timeout: how long the era probe waits for server/discover's answer; None: the request timeout."""
+    probe_timeout: float = PROBE_SECONDS
+    """--probe-timeout: how long server/discover may go unanswered after the server's first output."""
     url: str | None = None
     """--url: an MCP server reached over HTTP instead of a command."""
     transport: str = "auto"
@@ -78,7 +80,7 @@ class Config:
     def target(self) -> dict:
         """What the recording's header says was asked for."""
         if self.url:
-            from inspector.targets import HttpTarget
+            from inspector.client.connect import HttpTarget
 
             target = HttpTarget(self.url, self.transport, self.headers).recorded()
         else:

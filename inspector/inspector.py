@@ -7,9 +7,8 @@ Optional fields are None where a run has no such service (a viewed recording run
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from inspector.asks import Asks
+from inspector.session.asks import Asks
 from inspector.config import Config
 from inspector.panel_state import PanelState
 from inspector.problems import Problems
@@ -17,7 +16,7 @@ from inspector.recording.store import Store
 from inspector.reload import Watcher
 from inspector.restarts import Restarter
 from inspector.session import Session
-from inspector.session_view import SessionView
+from inspector.session_view import CallsView, SessionView
 from inspector.sharing import Sharing
 from inspector.targeting import Targeting
 from inspector.task_tracker import TaskTracker
@@ -41,8 +40,8 @@ class Inspector:
     asks: Asks | None = None
     sharing: Sharing | None = None
     targeting: Targeting | None = None
-    calls: Any = None
-    """Reserved: the page's tool calls move out of Session into a `calls` service (issue 12)."""
+    calls: CallsView | None = None
+    """The page's tool calls and drafts; when viewing, the RecordedSession stands in (its calls are read-only)."""
     recording_problems: list[str] = field(default_factory=list)
     """What a viewed recording's reader skipped (shown above its timeline)."""
     port: int | None = None

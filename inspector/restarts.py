@@ -24,8 +24,10 @@ LIST_CHANGED = {"notifications/tools/list_changed", "notifications/resources/lis
 class Restarter:
     """Owns restarts and the diffs that follow them for one Session."""
 
-    def __init__(self, session: Session, *, restart_on_crash: bool = False, watcher=None) -> None:
+    def __init__(self, session: Session, *, restart_on_crash: bool = False, watcher=None, calls=None) -> None:
         self.session = session
+        self.calls = calls
+        """The page's tool calls and drafts (a restart drops drafts that no longer fit), when there are some."""
         self.restart_on_crash = restart_on_crash
         self.watcher = watcher
         """The file watcher, when one runs (for the page's watch status)."""
@@ -97,12 +99,12 @@ class Restarter:
     def _forget_inputs_that_no_longer_fit(self, before: dict, after: dict) -> None:
         old = {t.get("name"): t for t in before.get("tools") or [] if isinstance(t, dict)}
         new = {t.get("name"): t for t in after.get("tools") or [] if isinstance(t, dict)}
-        for name, text in list(self.session.last_arguments.items()):
+        for name, text in list(self.calls.last_arguments.items() if self.calls else ()):
             if name not in new:
-                self.session.last_arguments.pop(name, None)
+                self.calls.last_arguments.pop(name, None)
                 self.tool_marks.pop(name, None)
             elif not schema_still_fits((old.get(name) or {}).get("inputSchema"), new[name].get("inputSchema"), text):
-                self.session.last_arguments.pop(name, None)
+                self.calls.last_arguments.pop(name, None)
 
     # -- hooks -----------------------------------------------------------------------------------------------
 

@@ -19,7 +19,8 @@ from inspector.config import DEFAULT_PORT, Config
 from inspector.recording.files import RecordingError, RecordingWriter, default_path, ensure_folder, header
 from inspector.protocol.records import EVENT, Record
 from inspector.reload import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
-from inspector.asks import Asks
+from inspector.session.asks import Asks
+from inspector.session.calls import Calls
 from inspector.inspector import Inspector
 from inspector.panel_state import PanelState
 from inspector.problems import Problems
@@ -147,19 +148,20 @@ def build(config: Config, store: Store) -> Inspector:
     """THE composition root: every service of one live run, wired to each other (tests call this too)."""
     session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
                       client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list(),
-                      protocol=config.protocol)
+                      protocol=config.protocol, probe_timeout=config.probe_timeout)
     # The order is the order the hooks on the session run in: the checker, the asks, the restarter, the panels.
     problems = Problems(store, session, timeout=config.timeout, disabled=config.disabled_rules)
-    asks = Asks(session)
+    calls = Calls(session)
+    asks = Asks(session, calls)
     watcher = make_watcher(config)
-    restarter = Restarter(session, restart_on_crash=config.restart_on_crash, watcher=watcher)
+    restarter = Restarter(session, restart_on_crash=config.restart_on_crash, watcher=watcher, calls=calls)
     if watcher:
         watcher.on_change = lambda paths: restarter.restart("file change", paths)
     panels = PanelState()
     panels.follow(session)
     inspector = Inspector(config=config, token=secrets.token_urlsafe(32), store=store, session=session,
                           tasks=TaskTracker(session), panels=panels, restarter=restarter, watcher=watcher,
-                          problems=problems, asks=asks, sharing=Sharing(store, session))
+                          problems=problems, asks=asks, calls=calls, sharing=Sharing(store, session))
     inspector.targeting = Targeting(session, config, lambda: inspector.port)
     if config.url:
         inspector.targeting.use_http(config.url, config.transport, config.headers)
@@ -170,7 +172,7 @@ def build_view(config: Config, store: Store, head: dict | None, problems: list[s
     """The services of `mcp-inspect view FILE`: a recorded session, nothing that runs or sends."""
     session = RecordedSession(store, head, problems, Path(config.view).name)
     return Inspector(config=config, token=secrets.token_urlsafe(32), store=store, session=session,
-                     tasks=TaskTracker(session), recording_problems=list(problems))
+                     tasks=TaskTracker(session), calls=session, recording_problems=list(problems))
 
 
 def begin(inspector: Inspector, port: int) -> None:

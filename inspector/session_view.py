@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from inspector.recording.store import Store
-    from inspector.session import Call, ServerState
+    from inspector.client.offer import ServerState
+    from inspector.session.calls import Call
 
 
 class SessionView(Protocol):
@@ -22,11 +23,6 @@ class SessionView(Protocol):
     command: list[str]
     cwd: str | None
     timeout: float
-    calls: dict[int, Call]
-    last_arguments: dict[str, str]
-    """Per tool, the arguments last typed (inputs survive reloads)."""
-    tool_modes: dict[str, str]
-    """Per tool, "form" or "json"."""
     advertise: dict[str, bool]
     roots: list[dict]
     url: str | None
@@ -39,3 +35,13 @@ class SessionView(Protocol):
 
     def tool(self, name: str) -> dict | None: ...
 
+
+
+class CallsView(Protocol):
+    """The read side of the page's tool calls: the live `Calls` service, or a viewed recording's calls."""
+
+    calls: dict[int, Call]
+    last_arguments: dict[str, str]
+    """Per tool, the arguments last typed (inputs survive reloads)."""
+    tool_modes: dict[str, str]
+    """Per tool, "form" or "json"."""

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 
 from inspector.recording.store import Store
-from inspector.targets import HttpTarget
+from inspector.client.connect import HttpTarget
 
 VIEWER_START_SECONDS = 20
 

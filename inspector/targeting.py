@@ -1,6 +1,5 @@
 """Targeting: points the live session at a server, from the command line (the runner) or a --config entry (the
-page). The one place on the page's side where a target becomes a connection (`session_connector`), so views
-never build transports.
+page). Views never build transports: the session turns its target into one (client/connect.py).
 """
 
 from __future__ import annotations
@@ -9,7 +8,7 @@ from typing import Callable
 
 from inspector.client_configs import ServerEntry
 from inspector.config import Config, server_environment
-from inspector.targets import redacted, session_connector
+from inspector.client.connect import redacted
 
 
 class Targeting:
@@ -20,13 +19,14 @@ class Targeting:
         self.config = config
         self.port = port
         """Our own page's port, read at each connect: an HTTP server may never be pointed back at us."""
+        session.refuse_ports = lambda: [self.port() or 0]
         self.current_entry: str | None = config.entry_name
         """The --config entry the page started last (shown in the page and in the config snippet)."""
 
     def use_http(self, url: str, transport: str, headers) -> None:
         """Reach the session's server over HTTP (the runner, for --url)."""
         self.session.url, self.session.http_headers = url, list(headers)
-        self.session.connect = self._connector(url, transport)
+        self.session.http_transport_choice = transport
 
     def start_entry(self, entry: ServerEntry) -> None:
         """Switch the session to a --config entry (the page's picker): stdio command or HTTP URL."""
@@ -41,7 +41,4 @@ class Targeting:
             describe["url"] = entry.url
             describe["headers"] = redacted(entry.headers)
             self.session.retarget(url=entry.url, headers=list(entry.headers) + list(config.headers),
-                                  describe=describe, connect=self._connector(entry.url, entry.transport))
-
-    def _connector(self, url: str, transport: str):
-        return session_connector(url, transport, lambda: [self.port() or 0])
+                                  describe=describe, transport=entry.transport)

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.session import Call
+from inspector.session.calls import Call
 from inspector.protocol.tasks import augment_call_params, task_from_result, task_from_status_notification, task_request
 
 STATUS_NOTIFICATIONS = ("notifications/tasks/status", "notifications/tasks")

@@ -1,4 +1,4 @@
-"""The asking SDK fixture (tests/fixtures/asking_sdk_server.py) driven with raw JSON lines over stdio, in both eras.
+"""The asking SDK fixture (tests/fixtures/asking_sdk_server.py) driven by the product's client, in both eras.
 
 2025-11-25: the server asks mid-call with its own requests (elicitation/create, sampling/createMessage,
 roots/list) and answers the call once we answer them.  2026-07-28: the call answers ``resultType:
@@ -14,7 +14,7 @@ import time
 import pytest
 
 from conftest import fixture_command
-from line_client import LineClient
+from fixture_client import FixtureClient
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
@@ -26,16 +26,12 @@ ORDER = {"action": "accept", "content": {"quantity": 3, "gift_wrap": True, "colo
 ORDER_TEXT = "Order confirmed: 3 x teapot, colour blue (Ocean blue), gift-wrapped."
 
 
-def Wire(argv: list[str]) -> LineClient:
-    return LineClient(argv, first_id=100)
-
-
 @pytest.fixture
 def server():
-    wires: list[Wire] = []
+    wires: list[FixtureClient] = []
 
-    def make() -> Wire:
-        wire = Wire(fixture_command("asking_sdk_server"))
+    def make() -> FixtureClient:
+        wire = FixtureClient(fixture_command("asking_sdk_server"))
         wires.append(wire)
         return wire
 
@@ -44,7 +40,7 @@ def server():
         wire.close()
 
 
-def legacy(server) -> Wire:
+def legacy(server) -> FixtureClient:
     wire = server()
     init = wire.request("initialize", {"protocolVersion": LEGACY, "capabilities": ASKING_CAPS,
                                        "clientInfo": {"name": "test", "version": "0"}}, timeout=20)
@@ -60,7 +56,7 @@ def meta(**extra) -> dict:
             "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "0"}, **extra}
 
 
-def modern(server) -> Wire:
+def modern(server) -> FixtureClient:
     wire = server()
     found = wire.request("server/discover", {"_meta": meta()}, timeout=20)["result"]
     assert found["resultType"] == "complete" and found["supportedVersions"] == [MODERN]
@@ -72,7 +68,7 @@ def text_of(result: dict) -> str:
     return result["content"][0]["text"]
 
 
-def ask_modern(wire: Wire, name: str, arguments: dict) -> tuple[dict, str, dict]:
+def ask_modern(wire: FixtureClient, name: str, arguments: dict) -> tuple[dict, str, dict]:
     """Call a tool in the modern era and expect input_required with one request: (call params, key, request)."""
     params = {"name": name, "arguments": arguments, "_meta": meta()}
     first = wire.request("tools/call", params)["result"]
@@ -83,7 +79,7 @@ def ask_modern(wire: Wire, name: str, arguments: dict) -> tuple[dict, str, dict]
     return {**params, "requestState": first["requestState"]}, key, input_request
 
 
-def retry(wire: Wire, params: dict, key: str, response: dict) -> dict:
+def retry(wire: FixtureClient, params: dict, key: str, response: dict) -> dict:
     """Retry the call with a new id, the answer under its key and the echoed requestState."""
     request_id = wire.start("tools/call", {**params, "inputResponses": {key: response}})
     return wire.response(request_id)["result"]

@@ -172,7 +172,7 @@ def test_call_never_imports_the_web_ui(tmp_path):
     result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=20,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr
-    assert "inspector.headless" in result.stderr  # the import log is really there
+    assert "inspector.client.rpc" in result.stderr  # the import log is really there
     imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in result.stderr.splitlines()
                 if line.startswith("import time:")}
     assert not imported & {"flask", "werkzeug", "jinja2", "flask_sock", "simple_websocket", "markupsafe"}
@@ -209,13 +209,6 @@ def test_call_strips_terminal_escapes_from_the_servers_stderr(tmp_path):
     assert "\x1b" not in result.stderr and "\x9b" not in result.stderr and "\x07" not in result.stderr
     assert "\x9b" not in result.stdout and "\x1b" not in result.stdout
     assert json.loads(json.loads(result.stdout)["content"][0]["text"]) == {"text": "\x9b\x1b"}  # same value
-
-
-def test_call_speaks_the_handshake_the_page_speaks():
-    from inspector import headless, session
-
-    assert headless.PROTOCOL_VERSION == session.PROTOCOL_VERSION
-    assert headless.initialize_params()["clientInfo"]["name"] == session.CLIENT_INFO["name"]
 
 
 def test_terminal_helpers_keep_values_and_drop_controls():
@@ -288,3 +281,19 @@ def test_copied_command_runs_in_a_shell(tmp_path):
 def test_usage_error_class_is_ours():
     with pytest.raises(UsageError):
         parse_call(["--tool"])
+
+
+def test_call_says_on_stderr_why_the_probe_fell_back_and_which_era_it_chose(tmp_path):
+    # The server reads server/discover and never answers it: 0.5 s after it read it, call falls back, and says so.
+    result = mcp(["call", "tools/list", "--probe-timeout", "0.5", "--",
+                  *fixture_command("fake_server", "silent-discover")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "mcp-inspect call: no answer to server/discover within 0.5 s; falling back to initialize" in result.stderr
+    assert "mcp-inspect call: legacy era: no answer to server/discover" in result.stderr
+    assert json.loads(result.stdout)["tools"]
+
+
+def test_call_says_which_era_it_chose_for_a_modern_server(tmp_path):
+    result = mcp(["call", "tools/list", "--", *fixture_command("sdk_server")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "mcp-inspect call: modern era: server/discover answered" in result.stderr

@@ -70,12 +70,15 @@ def test_defaults_and_demo():
     assert demo.demo and demo.command[1:] == ("-m", "inspector.demo.server") and demo.port == 0
 
 
-def test_probe_timeout_defaults_to_the_request_timeout_and_reaches_every_face():
+def test_probe_timeout_defaults_to_the_probe_seconds_and_reaches_every_face():
     from inspector.commands.call import parse_call
     from inspector.commands.check import parse_check
     from inspector.commands.replay import build_parser as replay_parser
 
-    assert parse_config(["python"]).probe_timeout is None  # None: the request timeout
+    from inspector.protocol.eras import PROBE_SECONDS
+
+    # Counted from the server's first sign of life; a server that shows none gets the whole request timeout.
+    assert parse_config(["python"]).probe_timeout == PROBE_SECONDS
     assert parse_config(["--probe-timeout", "2.5", "python"]).probe_timeout == 2.5
     assert parse_call(["tools/list", "--probe-timeout", "1", "--", "srv"]).probe_timeout == 1.0
     assert parse_check(["--probe-timeout", "4", "--", "srv"]).probe_timeout == 4.0

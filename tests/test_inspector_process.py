@@ -303,7 +303,8 @@ def test_each_mistake_is_named_on_its_row_in_the_page(inspector_factory, mode):
     assert warning["detail"]["rule"] == rule
     assert on_row(next(r for r in read_records(inspector.record) if r.get("seq") == warning["detail"]["seq"]))
     time.sleep(1.2)
-    assert [r["detail"]["rule"] for r in records_in(inspector.record) if r.get("event") == "warning"] == [rule]
+    # Only this mistake is named (a server that mangles ids does it to the era probe and to initialize alike).
+    assert {r["detail"]["rule"] for r in records_in(inspector.record) if r.get("event") == "warning"} == {rule}
     _, _, rows = inspector.request("GET", f"/timeline/rows?before={warning['detail']['seq'] + 1}")
     assert "⚠ problem" in rows.decode()
 

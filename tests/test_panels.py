@@ -530,7 +530,7 @@ def test_templates_alone(tmp_path):
     from conftest import ROOT
     from inspector.web.views import panels
     from inspector.web.present import register_filters
-    from inspector.session import ServerState
+    from inspector.client.offer import ServerState
 
     class Stub:
         def __init__(self):

@@ -351,7 +351,7 @@ def test_hand_made_lines_go_out_verbatim_and_cancellations_follow_the_new_ids(tm
 
 
 def test_the_replayer_runs_in_process_with_progress_and_its_own_sink(recorded):
-    from inspector.headless import Sink
+    from inspector.recording.files import Sink
     from inspector.recording.files import RecordingWriter, read_recording
     from inspector.recording.replay import Replayer
 

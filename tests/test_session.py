@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fixture_command, process_group_alive, read_records, wait_for
+from conftest import FIXTURES, fixture_command, process_group_alive, read_records, wait_for
 from inspector.recording.files import RecordingWriter, read_recording
-from inspector.session import RequestFailed, Session
+from inspector.client.rpc import RequestFailed
+from inspector.session import Session
 from inspector.recording.store import Store
 
 
@@ -104,6 +105,32 @@ def test_sdk_server_lists_everything(run_session):
     assert handshake["detail"]["era"] == "modern" and handshake["detail"]["supportedVersions"] == ["2026-07-28"]
 
 
+def test_a_server_that_says_nothing_is_timed_from_reading_the_probe(run_session):
+    # No output at all: its sign of life is reading server/discover from its stdin; 3 s later it falls back,
+    # long before the 30 s request timeout.
+    started = time.monotonic()
+    session, store, path = run_session(fixture_command("fake_server", "silent-discover"), timeout=30)
+    wait_running(session, 20)
+    assert time.monotonic() - started < 12
+    assert session.server.era == "legacy" and "no answer to server/discover within 3" in session.server.era_reason
+    requests = [m for m in methods_sent(path) if not m.startswith("notifications/")]
+    assert requests[:2] == ["server/discover", "initialize"]
+
+
+def test_a_late_discover_result_is_used_not_discarded(run_session, tmp_path):
+    # A modern server that takes longer than the probe's few seconds to start (an SDK import on a loaded machine)
+    # neither prints nor reads meanwhile: the probe waits for it, and the era is modern, with no restart.
+    slow = tmp_path / "slow_start.py"
+    slow.write_text("import runpy, sys, threading\n"
+                    "threading.Event().wait(4)  # a slow import, without a word\n"
+                    f"sys.argv = [{str(FIXTURES / 'sdk_server.py')!r}]\n"
+                    f"runpy.run_path({str(FIXTURES / 'sdk_server.py')!r}, run_name='__main__')\n")
+    session, store, path = run_session([sys.executable, str(slow)], timeout=30)
+    wait_running(session, 40)
+    assert session.server.era == "modern", session.server.era_reason
+    assert [r.get("event") for r in read_records(path)].count("spawn") == 1
+
+
 @pytest.mark.parametrize("protocol, era, first", [("legacy", "legacy", "initialize"),
                                                   ("2025-06-18", "legacy", "initialize"),
                                                   ("modern", "modern", "server/discover")])
@@ -125,13 +152,14 @@ def test_protocol_option_forces_the_era(tmp_path, protocol, era, first):
         session.close()
 
 
-def test_silent_server_is_found_legacy_within_about_three_seconds_and_restarted(run_session):
+def test_a_server_that_ignores_the_probe_is_found_legacy_three_seconds_after_its_first_output(run_session):
     started = time.monotonic()
-    session, store, path = run_session(fixture_command("fake_server", "silent-discover"))
+    # It says something on stderr at start (a sign of life), then never answers server/discover.
+    session, store, path = run_session(fixture_command("fake_server", "silent-discover+stderr"))
     wait_running(session, 15)
     took = time.monotonic() - started
     assert session.server.era == "legacy" and "no answer to server/discover" in session.server.era_reason
-    assert took < 8, f"took {took:.1f} s"  # 3 s probe + restart; not the 30 s request timeout
+    assert took < 8, f"took {took:.1f} s"  # 3 s after its first output + restart; not the 30 s request timeout
     records = read_records(path)
     spawns = [r for r in records if r.get("event") == "spawn"]
     assert len(spawns) == 2, "the probe's process is replaced by a fresh one for initialize"
@@ -143,6 +171,16 @@ def test_silent_server_is_found_legacy_within_about_three_seconds_and_restarted(
     wait_for(lambda: methods_sent(path).count("initialize") == 2 and session.server.state == "running", 15,
              message="second start")
     assert methods_sent(path).count("server/discover") == 1
+
+
+def test_the_request_timeout_thread_ends_with_its_session(run_session):
+    session, store, path = run_session(fixture_command("raw_server"))
+    wait_running(session)
+    session.request("ping").wait(10)
+    assert session.client.deadlines.running  # started by the first request with a timeout
+    session.close()
+    session.client.deadlines.join(5)
+    assert not session.client.deadlines.running
 
 
 def test_nonjson_stdout_is_shown_and_session_continues(run_session):
@@ -339,21 +377,22 @@ def test_restart_via_start_after_stop_keeps_one_timeline(run_session):
 
 
 def test_progress_extends_the_timeout_and_cancel_reaches_the_server(run_session, tmp_path):
-    from inspector.session import Session  # noqa: F401 - the same session type the page uses
+    from inspector.session.calls import Calls  # the page's tool calls, over the same session type the page uses
 
     session, store, path = run_session([sys.executable, "-m", "inspector.demo.server"], timeout=0.8)
+    calls = Calls(session)
     wait_running(session)
     # slow_task reports progress every half second for 2 s: longer than the 0.8 s timeout, yet it finishes.
-    call = session.call_tool("slow_task", {"seconds": 2})
+    call = calls.call_tool("slow_task", {"seconds": 2})
     assert call.done.wait(10)
     assert call.state == "result", call.message
     progress = [r for r in read_records(path) if r.get("kind") == "message"
                 and r["msg"].get("method") == "notifications/progress"]
     assert progress and progress[0]["msg"]["params"]["progressToken"] == f"call-{call.id}"
     # Cancel: the server is told, and the call fails at once.
-    slow = session.call_tool("slow_task", {"seconds": 5})
-    time.sleep(0.3)
-    assert session.cancel_call(slow.id)
+    slow = calls.call_tool("slow_task", {"seconds": 5})
+    wait_for(lambda: slow.progress, 10, message="the slow call is under way")  # not a fixed wait
+    assert calls.cancel_call(slow.id)
     assert slow.done.is_set() and slow.state == "failed" and "cancelled" in slow.message
     cancelled = [r["msg"] for r in read_records(path) if r.get("kind") == "message"
                  and r["msg"].get("method") == "notifications/cancelled"]

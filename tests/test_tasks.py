@@ -7,7 +7,7 @@ import time
 import pytest
 
 from conftest import fixture_command
-from line_client import LineClient as Wire
+from fixture_client import FixtureClient
 from inspector.protocol.tasks import (
     TASK_EXTENSION, TaskView, augment_call_params, task_controls, task_from_result, task_from_status_notification,
     task_request, tool_task_support,
@@ -112,7 +112,7 @@ def test_task_request_maps_controls_to_methods():
         task_request("legacy", "list", "t")
 
 
-# -- a raw JSON-lines client over real pipes -------------------------------------------------------------------
+# -- the product's client, straight to the fixture over real pipes -------------------------------------------------------------------
 
 def modern_meta(extension: bool = True) -> dict:
     caps = {"extensions": {TASK_EXTENSION: {}}} if extension else {}
@@ -123,10 +123,10 @@ def modern_meta(extension: bool = True) -> dict:
 
 @pytest.fixture
 def wire_factory():
-    wires: list[Wire] = []
+    wires: list[FixtureClient] = []
 
-    def make(*args: str) -> Wire:
-        wire = Wire(fixture_command("task_server", *args))
+    def make(*args: str) -> FixtureClient:
+        wire = FixtureClient(fixture_command("task_server", *args))
         wires.append(wire)
         return wire
 
@@ -135,7 +135,7 @@ def wire_factory():
         wire.close()
 
 
-def legacy_wire(wire_factory) -> Wire:
+def legacy_wire(wire_factory) -> FixtureClient:
     wire = wire_factory()
     answer = wire.request("initialize", {"protocolVersion": LEGACY, "capabilities": {},
                                          "clientInfo": {"name": "test_tasks", "version": "0"}})
@@ -146,7 +146,7 @@ def legacy_wire(wire_factory) -> Wire:
     return wire
 
 
-def modern_wire(wire_factory, *args: str) -> Wire:
+def modern_wire(wire_factory, *args: str) -> FixtureClient:
     wire = wire_factory(*args)
     found = wire.request("server/discover", {"_meta": modern_meta()})["result"]
     assert found["resultType"] == "complete" and found["supportedVersions"] == [MODERN]
@@ -156,7 +156,7 @@ def modern_wire(wire_factory, *args: str) -> Wire:
     return wire
 
 
-def call_slow_report(wire: Wire, seconds: float, meta: dict | None = None, **extra) -> dict:
+def call_slow_report(wire: FixtureClient, seconds: float, meta: dict | None = None, **extra) -> dict:
     params = {"name": "slow_report", "arguments": {"seconds": seconds, **extra}}
     if meta is not None:
         params["_meta"] = meta

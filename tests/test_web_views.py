@@ -13,7 +13,7 @@ import pytest
 from simple_websocket import ConnectionClosed
 
 from conftest import build_in_process, read_records, wait_for
-from inspector.session_view import SessionView
+from inspector.session_view import CallsView, SessionView
 
 
 def running(page) -> bool:
@@ -48,7 +48,8 @@ def call_word_count(page, text: str = "a b c") -> int:
 def test_the_inspector_holds_every_service_and_the_app_holds_the_inspector(demo):
     services = demo.services
     assert demo.app.extensions["inspector"] is services
-    for name in ("store", "session", "tasks", "panels", "restarter", "problems", "asks", "sharing", "targeting"):
+    for name in ("store", "session", "calls", "tasks", "panels", "restarter", "problems", "asks", "sharing",
+                 "targeting"):
         assert getattr(services, name) is not None, name
     assert services.watcher is None  # --no-watch
     assert not services.readonly and services.live is services.session
@@ -57,10 +58,10 @@ def test_the_inspector_holds_every_service_and_the_app_holds_the_inspector(demo)
 
 @pytest.mark.parametrize("which", ["live", "recorded"])
 def test_both_sessions_offer_the_whole_session_view(demo, tmp_path, which):
-    session = demo.session if which == "live" else build_in_process(tmp_path, [], view=demo.record).session
+    services = demo.services if which == "live" else build_in_process(tmp_path, [], view=demo.record).services
     names = [n for n in SessionView.__annotations__] + ["http_transport", "tool"]
-    missing = [n for n in names if not hasattr(session, n)]
-    assert missing == []
+    assert [n for n in names if not hasattr(services.session, n)] == []
+    assert [n for n in CallsView.__annotations__ if not hasattr(services.calls, n)] == []
 
 
 # -- timeline ------------------------------------------------------------------------------------------------------
@@ -86,7 +87,7 @@ def test_tool_detail_toggle_and_draft(demo):
     status, _, body = demo.post("/tools/word_count/form", {"mode": "form", "text": "hello"})
     assert status == 200 and b"<textarea" in body  # the JSON editor, with what the form held
     status, _, _ = demo.post("/tools/word_count/draft", {"mode": "json", "arguments": '{"text": "kept"}'})
-    assert status == 204 and json.loads(demo.session.last_arguments["word_count"]) == {"text": "kept"}
+    assert status == 204 and json.loads(demo.services.calls.last_arguments["word_count"]) == {"text": "kept"}
     assert demo.request("GET", "/tools/word_count/call")[0] == 405
     assert demo.request("GET", "/tools/no-such-tool")[0] == 404
 
@@ -178,7 +179,7 @@ def test_regions_render_each_signal_into_its_targets(demo):
     from inspector.web.present import slug
 
     call_id = call_word_count(demo, "x")
-    wait_for(lambda: demo.session.calls[call_id].state != "pending", 10, message="the call answered")
+    wait_for(lambda: demo.services.calls.calls[call_id].state != "pending", 10, message="the call answered")
     with demo.app.test_request_context():
         targets = lambda name: re.findall(r'<hx-partial hx-target="([^"]+)"', "".join(regions.pushes(name)))  # noqa: E731
         assert targets("server") == ["#server-panel", "#resources-list", "#resource-templates-list", "#prompts-list",

@@ -15,11 +15,15 @@ from typing import Any
 
 from inspector.config import DEFAULT_TIMEOUT
 from inspector.protocol.eras import explain_error
-from inspector.headless import ConnectFailed, NoAnswer, SpawnError, Wire, close_store, connect, open_store
-from inspector.recording.files import RecordingError
+from inspector.client.connect import Connection, StdioTarget
+from inspector.client.handshake import ConnectFailed, connect_headless
+from inspector.client.rpc import Client, RequestFailed
+from inspector.protocol.eras import PROBE_SECONDS
+from inspector.recording.files import RecordingError, close_sink, open_sink
+from inspector.transport.stdio import SpawnError
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
-    echo_stderr, env_keys, fail, server_env, split_command, write_stdout,
+    echo_stderr, env_keys, fail, seconds, server_env, split_command, write_stdout,
 )
 
 # Shorthand option → the method it implies.
@@ -53,7 +57,8 @@ class CallArgs:
     probe_timeout: float | None = None
     """--probe-timeout; None: the request timeout."""
     http: Any = None
-    """targets.HttpTarget for --url, else None (the command after --)."""
+    """connect.HttpTarget for --url, else None (the command after --)."""
+    probe_timeout: float = PROBE_SECONDS
 
 
 def build_parser() -> Parser:
@@ -132,38 +137,45 @@ def call_main(argv: list[str]) -> int:
     try:
         args = parse_call(argv)
         env = server_env(list(args.env), args.cwd)
-        store = open_store(args.record, args.command, args.cwd, protocol=args.protocol,
+        store = open_sink(args.record, args.command, args.cwd, protocol=args.protocol,
                            env_keys=env_keys(list(args.env)), http=args.http)
     except UsageError as exc:
         return fail(str(exc))
     except RecordingError as exc:
         return fail(str(exc))
-    wire = Wire(store, args.command, cwd=args.cwd, env=env, on_stderr=echo_stderr, http=args.http)
+    client = Client(store, timeout=args.timeout)
+    client.on_stderr.append(echo_stderr)
+    connection = Connection(client, args.http or StdioTarget(tuple(args.command), args.cwd, env), note=_note)
     try:
-        return _call(wire, args)
+        return _call(connection, args)
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     finally:
-        wire.close()
-        close_store(store)
+        connection.close()
+        client.close()
+        close_sink(store)
 
 
-def _call(wire: Wire, args: CallArgs) -> int:
+def _note(text: str) -> None:
+    """Why the era was chosen (or why the probe fell back): one line on stderr, apart from the result."""
+    print(f"mcp-inspect call: {text}", file=sys.stderr, flush=True)
+
+
+def _call(connection: Connection, args: CallArgs) -> int:
     try:
-        wire.start()
+        connection.start()
     except SpawnError as exc:
         return fail(str(exc))
-    ids = itertools.count(1)
     try:
-        connect(wire, args.protocol, args.timeout,
-                lambda method, params, timeout: wire.request(next(ids), method, params, timeout=timeout))
-    except NoAnswer as exc:
+        connected = connect_headless(connection, args.protocol, probe_timeout=args.probe_timeout)
+    except RequestFailed as exc:
         return fail(f"could not connect: {exc}")
     except ConnectFailed as exc:
         return fail(str(exc))
+    _note(f"{connected.era} era: {connected.why}")
     try:
-        response = wire.request(next(ids), args.method, args.params, timeout=args.timeout)
-    except NoAnswer as exc:
+        response = connection.client.request(args.method, args.params, timeout=args.timeout).answer()
+    except RequestFailed as exc:
         return fail(str(exc))
     if "error" in response:
         write_stdout(dumps({"error": response["error"]}) + "\n")

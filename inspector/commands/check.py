@@ -16,13 +16,17 @@ from typing import Any
 from inspector.protocol import jsonrpc
 from inspector.protocol.diagnostics import ProtocolChecker, review_tools, summarize
 from inspector.protocol.diagnostics.rules import Advice, Warning, advice, warning
-from inspector.protocol.eras import with_meta
-from inspector.headless import ConnectFailed, NoAnswer, Sink, SpawnError, Wire, close_store, connect, open_store
-from inspector.recording.files import RecordingError
+from inspector.client.connect import Connection, StdioTarget
+from inspector.client.handshake import ConnectFailed, connect_headless
+from inspector.client.rpc import Client, Pending, RequestFailed
+from inspector.protocol.eras import PROBE_SECONDS
+from inspector.recording.files import RecordingError, Sink, close_sink, open_sink
+from inspector.transport.stdio import SpawnError
 from inspector.protocol.records import EVENT, MESSAGE, TO_SERVER, Record
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_rules_option, add_server_options,
-    disabled_rules, dumps, http_target, env_keys, fail, server_env, split_command, terminal_text, write_stdout,
+    disabled_rules, dumps, http_target, env_keys, fail, seconds, server_env, split_command, terminal_text,
+    write_stdout,
 )
 
 DEFAULT_CHECK_TIMEOUT = 10.0
@@ -54,7 +58,8 @@ class CheckArgs:
     probe_timeout: float | None = None
     """--probe-timeout; None: the request timeout."""
     http: Any = None
-    """targets.HttpTarget for --url, else None (the command after --)."""
+    """connect.HttpTarget for --url, else None (the command after --)."""
+    probe_timeout: float = PROBE_SECONDS
 
 
 @dataclass
@@ -147,53 +152,39 @@ def parse_check(argv: list[str]) -> CheckArgs:
 class Checker:
     """One check run against one server process."""
 
-    def __init__(self, args: CheckArgs, sink: CheckingSink, wire: Wire) -> None:
-        self.args, self.sink, self.wire = args, sink, wire
+    def __init__(self, args: CheckArgs, sink: CheckingSink, connection: Connection) -> None:
+        self.args, self.sink, self.connection = args, sink, connection
+        self.client = connection.client
+        self.client.who = "mcp-inspect check"
+        self.client.on_timeout = self._on_timeout
         self.report = Report()
-        self._next_id = 0
 
-    def _new_id(self) -> int:
-        self._next_id += 1
-        return self._next_id
+    def _on_timeout(self, pending: Pending) -> None:
+        """A timeout is recorded: the silence rule may have something to say before the cancel goes out."""
+        self.sink.report(self.sink.checker.tick(time.time(), not self.connection.exited))
 
-    def request(self, method: str, params: Any = None, *, timeout: float | None = None) -> dict:
-        """Send a request and wait; on a timeout record a `timeout` event before cancelling. Raises NoAnswer."""
-        request_id = self._new_id()
-        if self.wire.modern_meta is not None and (params is None or isinstance(params, dict)):
-            params = with_meta(params, self.wire.modern_meta)
-        exchange = self.wire.expect(request_id, method)
-        if not self.wire.send(jsonrpc.request(request_id, method, params)):
-            self.wire.forget(exchange)
-            raise NoAnswer(f"{method}: the server's stdin is closed", "exited")
-        try:
-            return exchange.wait(self.args.timeout if timeout is None else timeout)
-        except NoAnswer as exc:
-            self.wire.forget(exchange)
-            if exc.reason == "timeout":
-                self.sink.add(Record(EVENT, event="timeout", detail={"id": request_id, "method": method}))
-                self.sink.report(self.sink.checker.tick(time.time(), not self.wire.exited))
-                self.wire.cancel(request_id, f"mcp-inspect check: no answer within {self.args.timeout:g} s")
-            raise
+    def request(self, method: str, params: Any = None) -> dict:
+        """Send a request and wait for its response message; raises RequestFailed when none came."""
+        return self.client.request(method, params).answer()
 
     def run(self) -> None:
         """Handshake, ping, lists, review, probe; findings go to self.report."""
         try:
-            self.wire.start()
+            self.connection.start()
         except SpawnError as exc:
             self.report.error = str(exc)
             return
         try:
             self._session()
-        except NoAnswer as exc:
+        except RequestFailed as exc:
             self.report.error = str(exc)
 
     def _session(self) -> None:
         report = self.report
         try:
-            connected = connect(self.wire, self.args.protocol, self.args.timeout,
-                                lambda method, params, timeout: self.request(method, params, timeout=timeout))
-        except NoAnswer as exc:
-            raise NoAnswer(f"could not connect: {exc}", exc.reason) from None
+            connected = connect_headless(self.connection, self.args.protocol, probe_timeout=self.args.probe_timeout)
+        except RequestFailed as exc:
+            raise RequestFailed(f"could not connect: {exc}", reason=exc.reason) from None
         except ConnectFailed as exc:
             report.error = str(exc)
             return
@@ -242,10 +233,11 @@ class Checker:
             report.probe = "skipped: no tool has required arguments"
             return
         name = tool["name"]
+        pending = self.client.request("tools/call", {"name": name, "arguments": {}})
         try:
-            response = self.request("tools/call", {"name": name, "arguments": {}})
-        except NoAnswer as exc:
-            seq = self.sink.request_seq.get(jsonrpc.id_key(self._next_id) or "", 0)
+            response = pending.answer()
+        except RequestFailed as exc:
+            seq = self.sink.request_seq.get(jsonrpc.id_key(pending.id) or "", 0)
             if exc.reason == "timeout":
                 report.probe = f"{name} without arguments: no answer within {self.args.timeout:g} s"
                 if not any(w.seq == seq for w in self.sink.found):  # the silence rule may already say why
@@ -316,25 +308,28 @@ def check_main(argv: list[str]) -> int:
     try:
         args = parse_check(argv)
         env = server_env(list(args.env), args.cwd)
-        store = open_store(args.record, args.command, args.cwd, protocol=args.protocol,
+        store = open_sink(args.record, args.command, args.cwd, protocol=args.protocol,
                            env_keys=env_keys(list(args.env)), http=args.http)
     except (UsageError, RecordingError) as exc:
         return fail(str(exc))
     checker = ProtocolChecker(timeout=args.timeout, disabled=args.disabled)
     sink = CheckingSink(store.writer, checker)
-    wire = Wire(sink, args.command, cwd=args.cwd, env=env, http=args.http)
-    run = Checker(args, sink, wire)
+    client = Client(sink, timeout=args.timeout)
+    connection = Connection(client, args.http or StdioTarget(tuple(args.command), args.cwd, env),
+                            note=lambda text: print(f"mcp-inspect check: {text}", file=sys.stderr, flush=True))
+    run = Checker(args, sink, connection)
     try:
         run.run()
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     finally:
-        wire.close(stdin_grace=1.0)
-        close_store(sink)
+        connection.close(stdin_grace=1.0)
+        client.close()
+        close_sink(sink)
     report = run.report
     report.warnings = sorted(sink.found, key=lambda w: w.seq)
-    if report.error and wire.exit_info is not None and wire.exit_info.stderr_tail:
-        tail = [line for line in wire.exit_info.stderr_tail if line.strip()][-5:]
+    if report.error and connection.exit_info is not None and connection.exit_info.stderr_tail:
+        tail = [line for line in connection.exit_info.stderr_tail if line.strip()][-5:]
         report.notes.append("the server's last stderr lines: " + " | ".join(tail))
     write_stdout(dumps(report.to_json()) + "\n" if args.json else render(report))
     if report.error and not report.warnings:

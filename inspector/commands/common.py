@@ -13,6 +13,7 @@ from typing import Any
 
 from inspector.command_line import UsageError, env_keys, env_pairs  # noqa: F401 - the commands import them from here
 from inspector.config import DEFAULT_TIMEOUT, server_environment
+from inspector.protocol.eras import PROBE_SECONDS
 
 # Whole escape sequences first (so "\x1b[31m" does not leave "[31m" behind), then any control character left:
 # C0 but tab, DEL, and C1 (U+0080-U+009F; U+009B alone is a CSI on many terminals). security.md row 12.
@@ -115,9 +116,10 @@ def add_protocol_options(parser: argparse.ArgumentParser, *, timeout_help: str,
     parser.add_argument("--protocol", type=protocol_choice, default="auto", metavar="ERA", help=protocol_help)
     parser.add_argument("--timeout", type=seconds, default=timeout_default, metavar="SECONDS",
                         help=f"{timeout_help} (default {timeout_default:g})")
-    parser.add_argument("--probe-timeout", type=seconds, default=None, metavar="SECONDS",
-                        help="with --protocol auto: how long the era probe (server/discover) waits for an answer "
-                             "before falling back to initialize (default: the request timeout, --timeout)")
+    parser.add_argument("--probe-timeout", type=seconds, default=PROBE_SECONDS, metavar="SECONDS",
+                        help="with --protocol auto: how long server/discover may go unanswered after the server's "
+                             f"first sign of life before falling back to initialize (default {PROBE_SECONDS:g}; a "
+                             "server that shows none gets the whole --timeout)")
 
 
 def protocol_choice(text: str) -> str:
@@ -144,7 +146,7 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
 def http_target(args: argparse.Namespace, command: list[str]):
     """The HttpTarget of --url/--transport/--header (None without --url), checked against the command; raises
     UsageError."""
-    from inspector.targets import HttpTarget
+    from inspector.client.connect import HttpTarget
 
     if args.url and command:
         raise UsageError("give either --url or a server command after --, not both")
@@ -156,7 +158,7 @@ def http_target(args: argparse.Namespace, command: list[str]):
 
 def url_value(url: str) -> str:
     """--url, checked; raises UsageError."""
-    from inspector.targets import TargetError, check_url
+    from inspector.client.connect import TargetError, check_url
 
     try:
         return check_url(url)
@@ -166,7 +168,7 @@ def url_value(url: str) -> str:
 
 def header_values(items: list[str]) -> tuple[tuple[str, str], ...]:
     """The --header values as (name, value); raises UsageError."""
-    from inspector.targets import TargetError, parse_headers
+    from inspector.client.connect import TargetError, parse_headers
 
     try:
         return parse_headers(items)

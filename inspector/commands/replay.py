@@ -13,16 +13,16 @@ import sys
 import threading
 from typing import Any
 
+from inspector.config import DEFAULT_TIMEOUT
 from inspector.protocol.eras import parse_protocol
-from inspector.headless import close_store, open_store
-from inspector.recording.files import Loaded, RecordingError, read_recording
+from inspector.recording.files import Loaded, RecordingError, close_sink, open_sink, read_recording
 from inspector.protocol.records import FROM_SERVER
 from inspector.recording.replay import (
     ABSENT, DEFAULT_IGNORES, SAME, Replayer, ReplayError, ReplayReport, Step, parse_path, plan,
 )
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
-    echo_stderr, env_keys, fail, server_env, split_command, terminal_text, write_stdout,
+    echo_stderr, env_keys, fail, seconds, server_env, split_command, terminal_text, write_stdout,
 )
 
 VALUE_CHARS = 300  # a diff line shows this much of each value; --json has them whole
@@ -127,7 +127,7 @@ def replay_main(argv: list[str]) -> int:
     if missing:
         fail(f"warning: the recording was made with -e {', '.join(missing)}; not set here (use -e KEY=VALUE)")
     try:
-        store = open_store(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env), http=http)
+        store = open_sink(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env), http=http)
     except RecordingError as exc:
         return fail(str(exc))
     printer = StepPrinter(enabled=not args.json)
@@ -145,7 +145,7 @@ def replay_main(argv: list[str]) -> int:
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     finally:
-        close_store(store)
+        close_sink(store)
     report.warnings = warnings
     if args.json:
         write_stdout(dumps(report.to_dict()) + "\n")

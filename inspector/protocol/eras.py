@@ -26,7 +26,8 @@ BATCH_VERSIONS = ("2025-03-26",)
 STRUCTURED_CONTENT_SINCE = "2025-06-18"
 """The first revision with a tool's outputSchema and a result's structuredContent (dates compare as text)."""
 PROBE_SECONDS = 3.0
-"""How long a server/discover probe waits before the server counts as handshake-era."""
+"""How long a server/discover probe waits, once the server shows a sign of life, before it counts as
+handshake-era (--probe-timeout; client/handshake.py)."""
 
 META_PREFIX = "io.modelcontextprotocol/"
 META_VERSION = META_PREFIX + "protocolVersion"

@@ -75,7 +75,7 @@ def describe_event(event: str, detail: dict) -> str:
 
 
 class RecordSink(Protocol):
-    """Where a record goes: the Store (the page), headless.Sink and check.CheckingSink (the commands).
+    """Where a record goes: the Store (the page), recording.files.Sink and check.CheckingSink (the commands).
 
     Declared so a reader (and a type checker) sees which `add` a call reaches; each returns the record with its
     seq and time set."""

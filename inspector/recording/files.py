@@ -11,6 +11,8 @@ import os
 import re
 import stat
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -18,7 +20,7 @@ from typing import Any, Iterator
 from inspector import __version__
 from inspector.protocol import jsonrpc
 from inspector.protocol.json import REDACTED
-from inspector.protocol.records import Record, RecordError, from_dict
+from inspector.protocol.records import EVENT, Record, RecordError, from_dict
 
 FORMAT = "mcp-inspect-recording"
 VERSION = 1
@@ -173,6 +175,48 @@ class RecordingWriter:
                 except OSError:
                     pass
             os.close(self._fd)
+
+
+class Sink:
+    """Numbers records and appends them to a recording: the part of the page's Store a headless command needs.
+
+    Anything with the same `add(record) -> record` (a Store, to show a replay in the page) can take its place.
+    """
+
+    def __init__(self, writer: RecordingWriter) -> None:
+        self.writer = writer
+        self._seq = 0
+        self._lock = threading.Lock()
+
+    def add(self, record: Record) -> Record:
+        """Give the record its seq and time, and write it."""
+        with self._lock:
+            self._seq += 1
+            record.seq = self._seq
+            record.t = record.t or time.time()
+            self.writer.write_lines(record.to_line())
+        return record
+
+
+def open_sink(record: str | None, command: list[str], cwd: str | None, *, protocol: str = "auto",
+              env_keys: list[str] | tuple[str, ...] = (), http: Any = None) -> Sink:
+    """A Sink on a new --record file (created exclusively, 0600), or on an unlinked spool file without one.
+
+    `http` is the HttpTarget when the server is a URL. Raises RecordingError when the file cannot be created.
+    """
+    writer = RecordingWriter.create(Path(record), unique=False) if record else RecordingWriter.spool()
+    if http is not None:
+        target = http.recorded()
+    else:
+        target = {"transport": "stdio", "command": list(command), "cwd": cwd or os.getcwd()}
+    writer.write_header(header(target, protocol=protocol, env_keys=list(env_keys)))
+    return Sink(writer)
+
+
+def close_sink(sink: Sink) -> None:
+    """End the recording cleanly: a session-end line, then close the file."""
+    sink.add(Record(EVENT, event="session-end", detail={}))
+    sink.writer.close()
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from inspector.session import LIST_METHODS, ServerState
+from inspector.client.offer import LIST_METHODS, ServerState
 from inspector.recording.store import Store
 
 _LIST_BY_METHOD = {method: (key, attribute) for _, method, key, attribute in LIST_METHODS}

@@ -1,6 +1,6 @@
 """Transport: what carries JSON-RPC lines between the inspector and one server, stdio or HTTP.
 
-Every transport has the surface of `Transport`, so the Session and the headless Wire drive a server process
+Every transport has the surface of `Transport`, so the one Client (inspector/client/) drives a server process
 and an HTTP connection the same way. The shared types live here, so that no transport imports another.
 """
 
@@ -37,7 +37,7 @@ class ExitInfo:
 
 @runtime_checkable
 class Transport(Protocol):
-    """One run of a server, as the Session and the headless Wire drive it (`StdioProcess`, `HttpConnection`).
+    """One run of a server, as the one Client drives it (`StdioProcess`, `HttpConnection`).
 
     Incoming lines, stderr and the exit are reported through callbacks given to the constructor; on_exit is
     called once, before `exited` is set.

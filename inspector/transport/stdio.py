@@ -7,11 +7,14 @@ SIGKILL the group.
 
 from __future__ import annotations
 
+import array
+import fcntl
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import termios
 import threading
 import time
 from collections import deque
@@ -119,6 +122,19 @@ class StdioProcess:
             # The group may already be gone (the server died at once):
             # the shutdown ladder still cleans up; only the kill -9 guarantee is lost.
             self._lifeline = None
+
+    def unread_input(self) -> int | None:
+        """How many bytes we wrote that the server has not read from its stdin yet; None where unknown.
+
+        The era probe's sign of life for a server that says nothing: once it has read our question, its silence
+        is an answer (FIONREAD on a pipe counts the bytes buffered in it, from either end).
+        """
+        try:
+            count = array.array("i", [0])
+            fcntl.ioctl(self._proc.stdin.fileno(), termios.FIONREAD, count)
+        except (AttributeError, OSError, ValueError):
+            return None
+        return count[0]
 
     def send(self, data: bytes) -> None:
         """Write whole lines to the server's stdin; raises BrokenPipeError when it is gone."""

@@ -30,22 +30,22 @@ class Region:
     """(services, the signal's id or "") → the partial's context, or None to push nothing."""
 
 
-def history_of(session, name: str) -> list:
+def history_of(calls, name: str) -> list:
     """A tool's finished calls, newest first (a pending one is shown above the list, and pushed when done)."""
-    calls = [c for c in session.calls.values() if c.tool == name and c.state != "pending"]
-    return sorted(calls, key=lambda c: c.id, reverse=True)[:HISTORY]
+    finished = [c for c in calls.calls.values() if c.tool == name and c.state != "pending"]
+    return sorted(finished, key=lambda c: c.id, reverse=True)[:HISTORY]
 
 
 def _call(inspector: Inspector, key: str) -> dict | None:
-    call = inspector.session.calls.get(int(key)) if key.isdigit() else None
+    call = inspector.calls.calls.get(int(key)) if key.isdigit() else None
     return None if call is None else {"call": call, "poll": False}
 
 
 def _history(inspector: Inspector, key: str) -> dict | None:
-    call = inspector.session.calls.get(int(key)) if key.isdigit() else None
+    call = inspector.calls.calls.get(int(key)) if key.isdigit() else None
     if call is None:
         return None
-    return {"tool_name": call.tool, "tool_slug": slug(call.tool), "history": history_of(inspector.session, call.tool)}
+    return {"tool_name": call.tool, "tool_slug": slug(call.tool), "history": history_of(inspector.calls, call.tool)}
 
 
 def _task_call(inspector: Inspector, key: str) -> dict | None:

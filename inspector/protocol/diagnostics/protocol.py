@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from inspector.protocol import jsonrpc
-from inspector.protocol.eras import BATCH_VERSIONS, MODERN_VERSION
+from inspector.protocol.eras import BATCH_VERSIONS, META_VERSION, MODERN_VERSION
 from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record
 from inspector.protocol.diagnostics.results import output_schema_problem, result_problems
 from inspector.protocol.diagnostics.rules import Warning, warning
 
-PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+PROTOCOL_VERSION_META = META_VERSION
 
 # Server notification -> (capability path it needs in the legacy era, in the modern era).
 SERVER_NOTIFICATION_CAPS = {

@@ -1,6 +1,6 @@
 """Replay: re-send a recording's client→server traffic to a server and compare the answers, structurally.
 
-`compare` and `plan` are pure (data in, data out); `Replayer` does the I/O through a headless Wire, so the page can
+`compare` and `plan` are pure (data in, data out); `Replayer` does the I/O through the one client, so the page can
 run the same engine with its own store.
 """
 

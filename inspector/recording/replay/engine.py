@@ -1,4 +1,4 @@
-"""The replay engine: re-send a plan's client traffic through a headless Wire, judge every answer as it comes.
+"""The replay engine: re-send a plan's client traffic through the one Client, judge every answer as it comes.
 
 The page can run it too: give it the page's store (anything with `add(record)`) and an on_step callback.
 """
@@ -12,17 +12,18 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from inspector.protocol import jsonrpc
-from inspector.config import DEFAULT_TIMEOUT
-from inspector.headless import NoAnswer, Sink, SpawnError, Wire, close_store, open_store
-from inspector.recording.files import Loaded
+from inspector.protocol import eras, jsonrpc
+from inspector.client.connect import Connection, StdioTarget
+from inspector.client.rpc import DEFAULT_TIMEOUT, Client, RequestFailed
+from inspector.recording.files import Loaded, Sink, close_sink, open_sink
+from inspector.transport import SpawnError
 from inspector.protocol.records import FROM_SERVER, INVALID, TO_SERVER, Record
 from inspector.recording.replay.compare import ABSENT, DEFAULT_IGNORES, Difference, compare, parse_path
 from inspector.recording.replay.plan import Segment, ServerAsk, label_of, plan
 
 SAME, DIFFERENT, MISSING, EXTRA = "same", "different", "missing", "extra"
 STATUSES = (SAME, DIFFERENT, MISSING, EXTRA)
-PROTOCOL_META = "io.modelcontextprotocol/protocolVersion"
+PROTOCOL_META = eras.META_VERSION
 
 
 class ReplayError(Exception):
@@ -86,7 +87,7 @@ class Replayer:
                  settle: float = 0.5, http=None) -> None:
         self.loaded, self.command, self.cwd, self.env = loaded, list(command), cwd, env
         self.http = http
-        """targets.HttpTarget to replay against instead of the command, or None."""
+        """connect.HttpTarget to replay against instead of the command, or None."""
         self.store, self.timeout, self.protocol, self.settle = store, timeout, protocol, settle
         rules = [p for p, _ in DEFAULT_IGNORES] if default_ignores else []
         self.ignore = [parse_path(p) for p in [*rules, *ignore]]  # bad rules fail here, before anything runs
@@ -94,7 +95,7 @@ class Replayer:
         self.steps: list[Step] = []
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
-        self._wire: Wire | None = None
+        self._wire: Connection | None = None
 
     def cancel(self) -> None:
         """Stop a running replay (from another thread): the current server is stopped, run() returns what it has."""
@@ -109,7 +110,7 @@ class Replayer:
         if not segments:
             raise ReplayError("the recording has no client→server traffic to replay")
         own_store = self.store is None
-        store = self.store or open_store(None, self.command, self.cwd)
+        store = self.store or open_sink(None, self.command, self.cwd)
         try:
             for number, segment in enumerate(segments):
                 if self._cancelled.is_set():
@@ -117,7 +118,7 @@ class Replayer:
                 self._run_segment(store, segment, first=number == 0)
         finally:
             if own_store:
-                close_store(store)
+                close_sink(store)
         return ReplayReport(steps=self.steps, command=self.command)
 
     def _new_step(self, method: str, direction: str, seq: int | None, label: str = "") -> Step:
@@ -135,8 +136,11 @@ class Replayer:
         asks: dict[str, deque[ServerAsk]] = {}
         for ask in segment.asks:
             asks.setdefault(ask.request.get("method"), deque()).append(ask)
-        wire = Wire(store, self.command, cwd=self.cwd, env=self.env, on_stderr=self.on_stderr,
-                    answer=lambda msg: self._answer(asks, msg), http=self.http)
+        client = Client(store, timeout=self.timeout, who="mcp-inspect replay")
+        client.on_server_request = lambda msg, transport: self._answer(asks, msg)
+        if self.on_stderr is not None:
+            client.on_stderr.append(self.on_stderr)
+        wire: Connection | None = Connection(client, self.http or StdioTarget(tuple(self.command), self.cwd, self.env))
         spawn_error = ""
         try:
             wire.start()
@@ -171,19 +175,24 @@ class Replayer:
             self._finish(wire, segment, step, exchange, recorded_id, until=settle_until)
         if wire is not None:
             wire.close()
+        client.close()
         for queue in asks.values():
             for ask in queue:
                 step = self._new_step(ask.request.get("method", "?"), FROM_SERVER, ask.seq)
                 self._decide(step, MISSING, [Difference("$", ask.request, ABSENT)],
                              "the server did not make this request this time")
 
-    def _send(self, wire: Wire, record: Record, counter, new_ids: dict[str, int]):
+    def _send(self, wire: Connection, record: Record, counter, new_ids: dict[str, int]):
+        client = wire.client
         if record.kind == INVALID:
-            wire.send_raw(record.raw or "")
+            text = record.raw or ""
+            data = text.encode("utf-8", "replace").replace(b"\n", b" ")
+            problem = jsonrpc.decode_line(data).problem or "sent as recorded"
+            client.write(Record(INVALID, dir=TO_SERVER, raw=text, error=problem), data + b"\n")
             return None
         msg = record.msg
         if not isinstance(msg, dict) or jsonrpc.classify(msg)[0] != jsonrpc.REQUEST:
-            wire.send(self._remap_notification(msg, new_ids), origin=record.origin)
+            client.send(self._remap_notification(msg, new_ids), origin=record.origin)
             return None
         recorded_id = msg.get("id")
         step = self._new_step(msg["method"], TO_SERVER, record.seq, label_of(msg))
@@ -194,10 +203,11 @@ class Replayer:
             key = jsonrpc.id_key(recorded_id)
             if key is not None:
                 new_ids[key] = new_id
-        exchange = wire.expect(new_id, msg["method"])
-        if not wire.send(self._prepare({**msg, "id": new_id}), origin=record.origin):
-            wire.forget(exchange)
-            exchange.done.set()  # no response will come: judged as missing at its wait point
+        exchange = client.expect(new_id, msg["method"])
+        if not client.send(self._prepare({**msg, "id": new_id}), origin=record.origin):
+            if client.forget(exchange):  # no response will come: judged as missing at its wait point
+                client.finish(exchange, failure=RequestFailed(f"{msg['method']}: the server's stdin is closed",
+                                                              reason="exited"))
         return step, exchange, recorded_id
 
     def _prepare(self, msg: dict) -> dict:
@@ -222,7 +232,7 @@ class Replayer:
                 return {**msg, "params": {**msg["params"], "requestId": new_ids[key]}}
         return msg
 
-    def _finish(self, wire: Wire | None, segment: Segment, step: Step | None, exchange, recorded_id: Any,
+    def _finish(self, wire: Connection | None, segment: Segment, step: Step | None, exchange, recorded_id: Any,
                 until: float | None = None) -> None:
         if step is None:
             return  # the response of a request that was never sent (a hand-made line, or a batch)
@@ -231,14 +241,14 @@ class Replayer:
         if exchange is not None:
             deadline = until if until is not None else exchange.sent_at + self.timeout
             try:
-                actual = exchange.wait(max(0.0, deadline - time.monotonic()))
-            except NoAnswer as exc:
+                actual = exchange.answer(max(0.0, deadline - time.monotonic()))
+            except RequestFailed as exc:
                 if wire is not None:
-                    wire.forget(exchange)  # a later answer is still recorded, but not judged
+                    wire.client.forget(exchange)  # a later answer is still recorded, but not judged
                 if until is None or exc.reason != "timeout":
                     note = str(exc)
                 if until is None and exc.reason == "timeout" and wire is not None and not wire.exited:
-                    wire.cancel(exchange.id, f"mcp-inspect replay: no answer within {self.timeout:g} s")
+                    wire.client.cancel(exchange.id, f"mcp-inspect replay: no answer within {self.timeout:g} s")
         if isinstance(actual, dict):
             actual = {**actual, "id": recorded_id}  # the id we used is ours, not a server difference
         if recorded is not None and actual is not None:

@@ -6,7 +6,7 @@ from urllib.parse import parse_qsl
 
 from flask import Blueprint, render_template, request
 
-from inspector.asks import USER_REJECTED
+from inspector.session.asks import USER_REJECTED
 from inspector.protocol import forms
 from inspector.web import get_inspector
 from inspector.web.views.page import error_partial

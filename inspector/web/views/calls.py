@@ -12,7 +12,7 @@ bp = Blueprint("calls", __name__)
 
 @bp.get("/calls/<int:call_id>")
 def call_state(call_id: int):
-    call = get_inspector().session.calls.get(call_id)
+    call = get_inspector().calls.calls.get(call_id)
     if call is None:
         return error_partial(f"no call #{call_id}", 404)
     # ?wait=S long-polls: the answer then carries the final state, so it can never overwrite a result the
@@ -29,9 +29,9 @@ def call_state(call_id: int):
 
 @bp.post("/calls/<int:call_id>/cancel")
 def call_cancel(call_id: int):
-    session = get_inspector().live
-    call = session.calls.get(call_id)
+    calls = get_inspector().calls
+    call = calls.calls.get(call_id)
     if call is None:
         return error_partial(f"no call #{call_id}", 404)
-    session.cancel_call(call_id)
+    calls.cancel_call(call_id)
     return render_template("partials/_call.html", call=call, poll=False)

@@ -17,7 +17,7 @@ import uritemplate
 from flask import Blueprint, Response, render_template, request
 
 from inspector.protocol import content
-from inspector.session import RequestFailed
+from inspector.client.rpc import RequestFailed
 from inspector.web import get_inspector
 
 bp = Blueprint("panels", __name__)
@@ -255,7 +255,7 @@ def completions():
 @bp.get("/content/<any(call, read, prompt):kind>/<int:source>/<int:index>")
 def content_bytes(kind: str, source: int, index: int):
     if kind == "call":
-        call = get_inspector().session.calls.get(source)
+        call = get_inspector().calls.calls.get(source)
         result = call.result if call is not None else None
     else:
         result = get_inspector().panels.result(kind, source)

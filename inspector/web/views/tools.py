@@ -39,12 +39,12 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
                 errors: dict | None = None, problem: str | None = None, call=None, task_call=None,
                 status: int = 200):
     """The tool's workbench: form or JSON editor pre-filled with the given (or the last) arguments."""
-    session = get_inspector().session
+    session, calls = get_inspector().session, get_inspector().calls
     name = tool["name"]
-    mode = mode or session.tool_modes.get(name, "form")
-    session.tool_modes[name] = mode
+    mode = mode or calls.tool_modes.get(name, "form")
+    calls.tool_modes[name] = mode
     if arguments is None and text is None:
-        text = session.last_arguments.get(name)
+        text = calls.last_arguments.get(name)
         try:
             arguments = json.loads(text) if text else None
         except ValueError:
@@ -59,7 +59,7 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
     # Decided before the history is read: if the call finishes in between, the page still polls it once, and
     # the poll's answer brings the history with this call in it.
     call_was_pending = call is not None and call.state == "pending"
-    history = history_of(session, name)
+    history = history_of(calls, name)
     return render_template("partials/_tool_detail.html", tool=tool, mode=mode, form=form, arguments_text=text or "{}",
                            errors=errors or {}, problem=problem, call=call, history=history,
                            call_was_pending=call_was_pending, session_timeout=f"{session.timeout:g}",
@@ -126,7 +126,7 @@ def tool_toggle(name: str):
     mode, text, arguments, problem = _posted(tool)
     if problem:  # invalid JSON cannot become a form: stay in the editor and say why
         return render_tool(tool, mode="json", text=text, problem=problem, status=422)
-    get_inspector().session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+    get_inspector().calls.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
     return render_tool(tool, mode="json" if mode == "form" else "form", arguments=arguments)
 
 
@@ -136,14 +136,14 @@ def tool_draft(name: str):
     tool = tool_or_404(name)
     task_views.posted_task(tool, dict(_pairs()))
     _, text, arguments, problem = _posted(tool)
-    get_inspector().session.last_arguments[name] = text if problem else json.dumps(arguments, ensure_ascii=False)
+    get_inspector().calls.last_arguments[name] = text if problem else json.dumps(arguments, ensure_ascii=False)
     return "", 204
 
 
 @bp.post("/tools/<path:name>/call")
 def tool_call(name: str):
     tool = tool_or_404(name)
-    session = get_inspector().live
+    calls = get_inspector().calls
     if request.mimetype == "application/json":
         body = request.get_json(silent=True) or {}
         pairs = [("mode", "api"), ("arguments", json.dumps(body.get("arguments", {})))]
@@ -162,28 +162,28 @@ def tool_call(name: str):
     if mode != "api":
         errors = {**forms.validate(_schema(tool), arguments), **errors}
         if errors and values.get("action") != "send-anyway":
-            session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+            calls.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
             return render_tool(tool, mode=shown_mode, arguments=arguments, errors=errors, status=422)
     as_task, ttl, task_problem = task_views.posted_task(tool, values)
     if as_task:
         if task_problem:
             return render_tool(tool, mode=shown_mode, arguments=arguments, problem=task_problem, status=422)
-        session.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
+        calls.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
         task_call = get_inspector().tasks.call_tool(name, arguments, ttl, timeout=_timeout(values.get("timeout")))
         task_call.wait_change(None, TASK_CALL_WAIT)
         return render_tool(tool, mode=shown_mode, arguments=arguments, task_call=task_call)
-    call = session.call_tool(name, arguments, arguments_text=json.dumps(arguments, ensure_ascii=False),
-                             timeout=_timeout(values.get("timeout")))
+    call = calls.call_tool(name, arguments, arguments_text=json.dumps(arguments, ensure_ascii=False),
+                           timeout=_timeout(values.get("timeout")))
     return render_tool(tool, mode=shown_mode, arguments=arguments, call=call)
 
 
 @bp.post("/calls/<int:call_id>/rerun")
 def call_rerun(call_id: int):
-    session = get_inspector().live
-    past = session.calls.get(call_id)
+    calls = get_inspector().calls
+    past = calls.calls.get(call_id)
     if past is None:
         abort(404, description=f"no call #{call_id}")
     tool = tool_or_404(past.tool)
-    call = session.call_tool(past.tool, past.arguments,
-                             arguments_text=json.dumps(past.arguments, ensure_ascii=False))
+    call = calls.call_tool(past.tool, past.arguments,
+                           arguments_text=json.dumps(past.arguments, ensure_ascii=False))
     return render_tool(tool, arguments=past.arguments, call=call)

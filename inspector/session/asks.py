@@ -1,7 +1,8 @@
 """The server's own requests that a person answers: sampling/createMessage and elicitation/create (form and URL
 modes). In the handshake era they are JSON-RPC requests from the server; in the modern era they arrive inside an
-input_required result and the answers go back in the retried request. Either way each waits, visibly, until the
-page answers it; nothing is answered for the user.
+input_required result (an input round, taken from the client through its `on_answer` hook) and the answers go
+back in the retried request. Either way each waits, visibly, until the page answers it; nothing is answered for
+the user.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.protocol import jsonrpc
+from inspector.protocol import eras, jsonrpc
+from inspector.client.rpc import Pending, RequestFailed
 
 ASKED = ("sampling/createMessage", "elicitation/create")
 USER_REJECTED = -1  # the code both SDKs use for a sampling request the user declined
@@ -34,7 +36,7 @@ class Ask:
     draft: dict | None = None
     """What the user last typed into an elicitation form that was refused (shown again with its errors)."""
     round: Any = field(repr=False, default=None)
-    """Modern era: the input round this belongs to (session.InputRound), answered through the retried request."""
+    """Modern era: the input round this belongs to (InputRound), answered through the retried request."""
     input_key: str = ""
     """Modern era: the key of this request in the round's inputRequests."""
     info_only: bool = False
@@ -49,18 +51,36 @@ class Ask:
         return "url" if self.params.get("mode") == "url" else "form"
 
 
-class Asks:
-    """Holds the pending asks of a session and sends the page's answers."""
+@dataclass
+class InputRound:
+    """Modern era: a request answered with resultType input_required, waiting for the user's answers."""
 
-    def __init__(self, session) -> None:
+    pending: Pending
+    requests: dict[str, dict]
+    """{key: {method, params}} from the result's inputRequests."""
+    request_state: Any
+    response_seq: int
+    """The seq of the input_required answer: the retry links back to it in the timeline."""
+    responses: dict[str, Any] = field(default_factory=dict)
+    state: str = "waiting"
+    """waiting, retried, abandoned."""
+
+
+class Asks:
+    """Holds the pending asks of a session (and the modern era's input rounds) and sends the page's answers."""
+
+    def __init__(self, session, calls) -> None:
         self.session = session
+        self.calls = calls
         self.items: dict[int, Ask] = {}
+        self.rounds: list[InputRound] = []
         self._keys = itertools.count(1)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         session.advertise.update(sampling=True, elicitation=True, elicitation_url=True)
         session.on_server_request = self._take
-        session.on_input_required = self._take_round
-        session.on_url_required = self._take_urls
+        session.client.on_answer = self._needs_input
+        calls.on_url_required = self._take_urls
+        calls.abandon_rounds = self._abandon_rounds
         session.on_exit_hooks.append(lambda *_: self._abandon())
 
     def pending(self) -> list[Ask]:
@@ -128,10 +148,10 @@ class Asks:
         if ask.info_only:
             self.session.store.signal("asks")
             if ask.call is not None and isinstance(result, dict) and result.get("action") == "accept":
-                self.session.call_tool(ask.call.tool, ask.call.arguments)  # the user opened the URL: try again
+                self.calls.call_tool(ask.call.tool, ask.call.arguments)  # the user opened the URL: try again
             return True
         if ask.round is not None:
-            sent = self.session.answer_input(ask.round, ask.input_key, None if error is not None else result)
+            sent = self.answer_input(ask.round, ask.input_key, None if error is not None else result)
             if not sent:
                 ask.state = "abandoned"
             self.session.store.signal("asks")
@@ -150,3 +170,82 @@ class Asks:
                 if ask.state == "pending":
                     ask.state = "abandoned"
         self.session.store.signal("asks")
+
+    # -- modern era: input_required rounds ---------------------------------------------------------------------
+
+    def _needs_input(self, pending: Pending, response: dict) -> bool:
+        """The client's on_answer hook: start an input round for an input_required answer; False when final."""
+        session = self.session
+        if pending.method not in eras.INPUT_REQUIRED_METHODS or session.server.era != eras.MODERN:
+            return False
+        result = response.get("result")
+        if eras.result_type(result) != "input_required":
+            return False
+        asked = eras.input_requests(result)
+        if not asked:
+            return False  # nothing we could answer: the input_required result itself is the answer shown
+        round_ = InputRound(pending=pending, requests=asked, request_state=result.get("requestState"),
+                            response_seq=pending.response_seq)
+        for key, item in asked.items():
+            if item["method"] == "roots/list" and session.advertise.get("roots"):
+                round_.responses[key] = {"roots": session.roots}  # answered for the user, as roots/list is
+        people = {key: item for key, item in asked.items() if key not in round_.responses}
+        with self._lock:
+            self.rounds.append(round_)
+            del self.rounds[:-200]
+        call = pending.call
+        if call is not None and people:
+            # Before the asks appear: whoever sees the question should already see the call waiting for it.
+            call.waiting_input = True
+            self.calls.changed(call)
+        if people and not self._take_round(round_):
+            with self._lock:
+                round_.state = "abandoned"
+            if call is not None:
+                call.waiting_input = False
+                self.calls.changed(call)
+            return False
+        if not people:
+            self._retry(round_)
+        return True
+
+    def answer_input(self, round_: InputRound, key: str, result: Any | None) -> bool:
+        """The user's answer to one input request (None: rejected, which abandons the request)."""
+        with self._lock:
+            if round_.state != "waiting" or key not in round_.requests:
+                return False
+            if result is None:
+                round_.state = "abandoned"
+            else:
+                round_.responses[key] = result
+            complete = round_.state == "waiting" and set(round_.responses) >= set(round_.requests)
+        if result is None:
+            self.session.client.finish(round_.pending, failure=RequestFailed(
+                f"{round_.pending.method}: the user rejected {round_.requests[key]['method']}; the request was "
+                "not sent again", reason="rejected"))
+            return True
+        if complete:
+            self._retry(round_)
+        return True
+
+    def _retry(self, round_: InputRound) -> None:
+        with self._lock:
+            if round_.state != "waiting":
+                return
+            round_.state = "retried"
+        pending = round_.pending
+        pending.params = eras.retry_params(pending.params, dict(round_.responses), round_.request_state)
+        pending.rounds += 1
+        if pending.call is not None:
+            pending.call.waiting_input = False
+        self.session.client.send_pending(pending, follows=round_.response_seq or None)
+        if pending.call is not None:
+            self.calls.changed(pending.call)
+
+    def _abandon_rounds(self, pending: Pending) -> bool:
+        """A call was cancelled: the rounds it waits in are abandoned; True if there were any."""
+        with self._lock:
+            waiting = [r for r in self.rounds if r.pending is pending and r.state == "waiting"]
+            for round_ in waiting:
+                round_.state = "abandoned"
+        return bool(waiting)

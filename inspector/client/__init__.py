@@ -1,0 +1,10 @@
+"""The one JSON-RPC client: the page's Session and the headless commands (`call`, `check`, `replay`) speak to a
+server through it.
+
+rpc: ids, pending requests, record-then-write, timeouts; handshake: the era probe and the connection in an era;
+offer: what the server offers; connect: a target (command or URL) becomes a transport.
+"""
+
+from inspector.client.rpc import Client, Pending, RequestFailed
+
+__all__ = ["Client", "Pending", "RequestFailed"]

@@ -1,0 +1,365 @@
+"""The JSON-RPC client core: ids, the pending table, record-then-write, timeouts, the server's own requests.
+
+Every byte in either direction becomes a Record in the sink before anything acts on it. The client owns the ids it
+sends (integers from one counter, never reused across restarts, so pairing stays unambiguous); the server's
+requests have their own id space and are answered through `on_server_request`. The page's Session and the
+headless commands (`call`, `check`, `replay`) all speak through this one class.
+
+It knows no page and no era: the modern era's `_meta` comes in through `meta`, and its input rounds through the
+`on_answer` hook (an answer arrived; may someone else take it?), so this module imports neither asks nor calls.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from inspector.protocol import eras, jsonrpc
+from inspector.protocol.records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_message
+from inspector.client.deadlines import FOREVER, Deadlines
+
+DEFAULT_TIMEOUT = 60.0
+"""Seconds to wait for an answer unless told otherwise (--timeout): the page, the commands and replay alike."""
+
+class RequestFailed(Exception):
+    """A request got no result: an error response, no answer in time, or the server went away."""
+
+    def __init__(self, message: str, *, error: dict | None = None, reason: str = "error") -> None:
+        super().__init__(message)
+        self.error = error
+        """The JSON-RPC error object, when the server sent one."""
+        self.reason = reason
+        """error, timeout, exited, stopped, restarted, not-running, transport, cancelled, rejected."""
+
+
+@dataclass
+class Pending:
+    """A request the client sent (or is about to send) and is waiting on."""
+
+    id: Any
+    method: str
+    timeout: float
+    deadline: float = FOREVER
+    hard_deadline: float = FOREVER
+    """Progress notifications push the deadline back, never past this (the maximum timeout)."""
+    seq: int = 0
+    """The seq of the request's record (of its latest round)."""
+    done: threading.Event = field(default_factory=threading.Event)
+    response: dict | None = None
+    failure: RequestFailed | None = None
+    on_done: Callable[["Pending"], None] | None = None
+    on_recorded: Callable[["Pending", Record], None] | None = None
+    """Called once the request is recorded, before it is written (a fast answer must find what it links)."""
+    params: Any = None
+    """What was sent (an input_required answer is retried with the same params plus the user's answers)."""
+    rounds: int = 1
+    """How many times this request went out (modern era: each input_required answer adds a round)."""
+    response_seq: int = 0
+    """The seq of the answer's record."""
+    call: Any = field(default=None, repr=False)
+    """Whatever this request carries out for its sender (the page's Call), opaque here."""
+    sent_at: float = field(default_factory=time.monotonic)
+
+    def answer(self, timeout: float | None = None) -> dict:
+        """The response message (a result or an error), or raise RequestFailed when none came."""
+        if not self.done.wait(None if timeout is None else max(0.0, timeout)):
+            raise RequestFailed(f"{self.method}: no answer within {timeout:g} s", reason="timeout")
+        if self.failure is not None:
+            raise self.failure
+        assert self.response is not None
+        return self.response
+
+    def wait(self, timeout: float | None = None) -> Any:
+        """The result object, or raise RequestFailed (an error response included)."""
+        response = self.answer(timeout)
+        if "error" in response:
+            error = response["error"]
+            message = error.get("message", "error") if isinstance(error, dict) else str(error)
+            raise RequestFailed(f"{self.method}: {message}", error=error if isinstance(error, dict) else None)
+        return response.get("result")
+
+
+def default_answer(msg: dict) -> dict:
+    """How a client with nobody to ask answers the server's own requests: ping yes, the rest not supported."""
+    if msg.get("method") == "ping":
+        return jsonrpc.result_response(msg.get("id"), {})
+    return jsonrpc.error_response(msg.get("id"), jsonrpc.METHOD_NOT_FOUND,
+                                  f"mcp-inspect does not answer {msg.get('method')}")
+
+
+class Client:
+    """One JSON-RPC conversation over whatever transport is attached (stdio process or HTTP connection)."""
+
+    def __init__(self, sink, *, timeout: float = 60.0, max_timeout: float | None = None,
+                 who: str = "mcp-inspect") -> None:
+        self.sink = sink
+        """Anything with add(record) -> record: the page's Store or a headless recording sink."""
+        self.timeout = timeout
+        self.max_timeout = max_timeout if max_timeout is not None else timeout * 10
+        self.who = who
+        """Who gives up in a timeout's notifications/cancelled reason (mcp-inspect, mcp-inspect check, ...)."""
+        self.transport: Any = None
+        self.meta: Callable[[], dict] | None = None
+        """Modern era: the `_meta` keys every request carries; None in the handshake era."""
+        self.on_server_request: Callable[[dict, Any], dict | None] = lambda msg, transport: default_answer(msg)
+        """(request, transport that asked) -> the reply to send, or None (answered later, or not at all)."""
+        self.on_answer: Callable[[Pending, dict], bool] | None = None
+        """Offered each answer before it finishes its request; True = taken (modern input rounds)."""
+        self.on_notification: list[Callable[[dict], None]] = []
+        self.on_stderr: list[Callable[[str], None]] = []
+        self.on_timeout: Callable[[Pending], None] | None = None
+        """Called after a timeout is recorded, before notifications/cancelled goes out."""
+        self.heard_at: float | None = None
+        """When the attached server first said anything (stdout or stderr): the era probe's clock starts there."""
+        self.activity = threading.Condition()
+        """Notified on each line from the server and each finished request (the probe waits on it)."""
+        self.gone: str | None = None
+        """Why the attached transport will answer nothing more (it exited), or None."""
+        self._ids = itertools.count(1)
+        self._pending: dict[str, Pending] = {}
+        self._lock = threading.RLock()
+        self._send_lock = threading.Lock()
+        self.deadlines = Deadlines(self._expire_due)
+        """The request-timeout thread (one per client, ended by close())."""
+
+    # -- the transport -----------------------------------------------------------------------------------------
+
+    def attach(self, transport: Any) -> None:
+        """Speak over this transport from now on (a new process after a restart keeps the id counter)."""
+        with self._lock:
+            self.transport, self.gone, self.heard_at = transport, None, None
+
+    def close(self) -> None:
+        """No more requests: the timeout thread ends."""
+        self.deadlines.close()
+
+    def event(self, name: str, detail: dict) -> Record:
+        """Record a lifecycle event."""
+        return self.sink.add(Record(EVENT, event=name, detail=detail))
+
+    # -- sending -----------------------------------------------------------------------------------------------
+
+    def request(self, method: str, params: Any = None, *, timeout: float | None = None,
+                on_done: Callable[[Pending], None] | None = None, call: Any = None,
+                on_recorded: Callable[[Pending, Record], None] | None = None) -> Pending:
+        """Send a request under the next id; returns at once with its Pending (never blocks on the server)."""
+        pending = Pending(id=0, method=method, timeout=self.timeout if timeout is None else timeout,
+                          on_done=on_done, params=params, call=call, on_recorded=on_recorded)
+        self.send_pending(pending)
+        return pending
+
+    def send_pending(self, pending: Pending, follows: int | None = None) -> None:
+        """Send (or re-send, under a new id) a pending request; the modern era adds its `_meta`."""
+        pending.id = next(self._ids)
+        pending.sent_at = now = time.monotonic()
+        pending.deadline = now + pending.timeout
+        pending.hard_deadline = now + max(pending.timeout, self.max_timeout)
+        params, meta = pending.params, self.meta
+        if meta is not None and (params is None or isinstance(params, dict)):
+            params = eras.with_meta(params, meta())
+        if not self._register(pending):
+            return
+        self.deadlines.add(pending.deadline)
+
+        def recorded(record: Record) -> None:  # before the write: the answer may come before send() returns
+            pending.seq = record.seq
+            if pending.on_recorded is not None:
+                pending.on_recorded(pending, record)
+        if self.send(jsonrpc.request(pending.id, pending.method, params), follows=follows,
+                     on_recorded=recorded) is None:
+            if self.forget(pending):
+                self.finish(pending, failure=RequestFailed(f"{pending.method}: the server's stdin is closed",
+                                                           reason="exited"))
+
+    def expect(self, request_id: Any, method: str) -> Pending:
+        """Wait for the answer to a request the caller writes itself (replay's own ids); no timeout of ours."""
+        pending = Pending(id=request_id, method=method, timeout=FOREVER)
+        self._register(pending)
+        return pending
+
+    def _register(self, pending: Pending) -> bool:
+        key = jsonrpc.id_key(pending.id)
+        with self._lock:
+            transport, gone = self.transport, self.gone
+            if transport is not None and gone is None and not transport.exited.is_set():
+                if key is not None:
+                    self._pending[key] = pending  # registered before sending: a fast answer must find it
+                return True
+        why = gone or "the server is not running"
+        self.finish(pending, failure=RequestFailed(f"{pending.method}: {why}",
+                                                   reason="exited" if gone else "not-running"))
+        return False
+
+    def send(self, msg: Any, *, origin: str | None = None, follows: int | None = None,
+             on_recorded: Callable[[Record], None] | None = None) -> Record | None:
+        """Record, then write one message; None when it could not be written."""
+        record = Record(MESSAGE, dir=TO_SERVER, msg=msg, origin=origin, follows=follows)
+        return self.write(record, jsonrpc.encode(msg), on_recorded=on_recorded)
+
+    def send_line(self, line: str, *, origin: str | None = "user") -> Record | None:
+        """Send exactly this line (one line, even if it is not JSON or not JSON-RPC), recorded as what it is."""
+        line = line.replace("\r", "").replace("\n", " ")  # stdio framing: one message, one line
+        decoded = jsonrpc.decode_line(line.encode("utf-8", "surrogatepass"))
+        if decoded.kind == jsonrpc.INVALID:
+            record = Record(INVALID, dir=TO_SERVER, raw=line, error=decoded.problem, origin=origin)
+        else:
+            record = Record(MESSAGE, dir=TO_SERVER, msg=decoded.msg, origin=origin)
+        return self.write(record, (line + "\n").encode("utf-8", "replace"))
+
+    def write(self, record: Record, data: bytes, on_recorded: Callable[[Record], None] | None = None) -> Record | None:
+        """Record, then write the bytes; None when there is no transport or the write failed."""
+        transport = self.transport
+        # One lock around record-then-write keeps the recording's order equal to the pipe's order.
+        with self._send_lock:
+            if transport is not None and hasattr(transport, "request_meta"):
+                record.http = transport.request_meta(record.msg)
+            self.sink.add(record)
+            if on_recorded is not None:
+                on_recorded(record)
+            if transport is None or transport.exited.is_set():
+                return None
+            try:
+                transport.send(data)
+            except (OSError, ValueError) as exc:
+                self.event("transport-error", {"error": f"could not write to the server: {exc}", "seq": record.seq})
+                return None
+        return record
+
+    def notify(self, method: str, params: dict | None = None) -> None:
+        """Send a notification."""
+        if self.transport is not None:
+            self.send(jsonrpc.notification(method, params))
+
+    def cancel(self, request_id: Any, reason: str) -> None:
+        """Tell the server we gave up on a request (it may stop working on it)."""
+        self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+
+    def reply(self, transport: Any, msg: dict) -> bool:
+        """Answer a server request on the transport that asked (not on a server started since)."""
+        if transport is not self.transport or transport is None or transport.exited.is_set():
+            return False
+        return self.send(msg) is not None
+
+    # -- the pending table -------------------------------------------------------------------------------------
+
+    def forget(self, pending: Pending) -> bool:
+        """Stop waiting for a request (a later answer is still recorded); False if it was no longer waiting."""
+        key = jsonrpc.id_key(pending.id)
+        with self._lock:
+            if key is not None and self._pending.get(key) is pending:
+                del self._pending[key]
+                return True
+        return False
+
+    def extend(self, pending: Pending) -> None:
+        """Progress came: push the request's timeout back, up to its maximum."""
+        with self._lock:
+            if self._pending.get(jsonrpc.id_key(pending.id) or "") is not pending:
+                return
+            pending.deadline = min(time.monotonic() + pending.timeout, pending.hard_deadline)
+        self.deadlines.add(pending.deadline)
+
+    def finish(self, pending: Pending, *, response: dict | None = None, failure: RequestFailed | None = None) -> None:
+        """Give a request its answer or failure (unless `on_answer` takes the answer), then call its on_done."""
+        if response is not None and self.on_answer is not None and self.on_answer(pending, response):
+            return  # not finished: it goes out again once someone answered
+        pending.response, pending.failure = response, failure
+        pending.done.set()
+        with self.activity:
+            self.activity.notify_all()
+        if pending.on_done:
+            try:
+                pending.on_done(pending)
+            except Exception as exc:  # a broken callback must not kill the reader thread
+                self.event("transport-error", {"error": f"internal error handling {pending.method}: {exc!r}"})
+
+    def give_up(self, request_id: Any, why: str, reason: str) -> None:
+        """Fail one pending request now: no answer will come for it (HTTP refused it, the server cancelled it)."""
+        key = jsonrpc.id_key(request_id)
+        with self._lock:
+            pending = self._pending.pop(key, None) if key is not None else None
+        if pending is not None:
+            self.finish(pending, failure=RequestFailed(f"{pending.method}: {why}", reason=reason))
+
+    def fail_all(self, why: str, reason: str, *, gone: bool = False) -> None:
+        """Fail every pending request with `<method>: why`; gone: the transport will answer nothing more."""
+        with self._lock:
+            pending, self._pending = list(self._pending.values()), {}
+            if gone:
+                self.gone = why
+        for item in pending:
+            self.finish(item, failure=RequestFailed(f"{item.method}: {why}", reason=reason))
+
+    def expire(self, pending: Pending, after: float) -> bool:
+        """Give up on a request that got no answer within `after` s: recorded, cancelled, failed.
+
+        False when it already had its answer (it is then used, not discarded).
+        """
+        if not self.forget(pending):
+            return False
+        self.event("timeout", {"id": pending.id, "method": pending.method, "after_s": after})
+        if self.on_timeout is not None:
+            self.on_timeout(pending)
+        self.cancel(pending.id, f"{self.who}: no answer within {after:g} s")
+        self.finish(pending, failure=RequestFailed(f"{pending.method}: no answer within {after:g} s",
+                                                   reason="timeout"))
+        return True
+
+    def _expire_due(self, now: float) -> None:
+        with self._lock:
+            due = [p for p in self._pending.values() if p.deadline <= now]
+        for item in due:
+            self.expire(item, item.timeout)
+
+    # -- receiving ---------------------------------------------------------------------------------------------
+
+    def on_line(self, line: bytes, http: dict | None = None) -> None:
+        """One line (or HTTP body) from the server: recorded, then matched or dispatched."""
+        self._heard()
+        decoded, record = record_server_message(self.sink, line, http)
+        if decoded.kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
+            key = jsonrpc.id_key(decoded.msg.get("id"))
+            with self._lock:
+                pending = self._pending.pop(key, None) if key is not None else None
+            if pending is not None:
+                pending.response_seq = record.seq
+                self.finish(pending, response=decoded.msg)
+        elif decoded.kind == jsonrpc.NOTIFICATION:
+            if decoded.msg.get("method") == "notifications/cancelled":
+                self._on_server_cancelled(decoded.msg)
+            for hook in self.on_notification:
+                hook(decoded.msg)
+        elif decoded.kind == jsonrpc.REQUEST:
+            # Answer from another thread: writing to a server that is itself blocked writing to us would deadlock.
+            threading.Thread(target=self._answer_request, args=(decoded.msg, self.transport), name="answer-server",
+                             daemon=True).start()
+
+    def on_stderr_line(self, text: str) -> None:
+        """One stderr line from the server."""
+        self._heard()
+        self.sink.add(Record(STDERR, text=text))
+        for hook in self.on_stderr:
+            hook(text)
+
+    def _heard(self) -> None:
+        if self.heard_at is None:
+            self.heard_at = time.monotonic()
+        with self.activity:
+            self.activity.notify_all()
+
+    def _on_server_cancelled(self, msg: dict) -> None:
+        """The server gave up on one of our requests (on stdio this is also how it ends subscriptions/listen)."""
+        params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
+        reason = params.get("reason") if isinstance(params.get("reason"), str) else ""
+        self.give_up(params.get("requestId"), "cancelled by the server" + (f" ({reason})" if reason else ""),
+                     "cancelled")
+
+    def _answer_request(self, msg: dict, transport: Any) -> None:
+        if transport is None:
+            return
+        reply = self.on_server_request(msg, transport)
+        if reply is not None:
+            self.reply(transport, reply)
