@@ -24,12 +24,13 @@ LIST_CHANGED = {"notifications/tools/list_changed", "notifications/resources/lis
 class Restarter:
     """Owns restarts and the diffs that follow them for one Session."""
 
-    def __init__(self, session: Session, *, restart_on_crash: bool = False, watcher=None) -> None:
+    def __init__(self, session: Session, *, restart_on_crash: bool = False, watcher=None,
+                 crash_loop: CrashLoop | None = None) -> None:
         self.session = session
         self.restart_on_crash = restart_on_crash
         self.watcher = watcher
         """The file watcher, when one runs (for the page's watch status)."""
-        self.crash_loop = CrashLoop()
+        self.crash_loop = crash_loop or CrashLoop()
         self.crash_looping = False
         self.last_restart: dict | None = None
         """{"t", "reason", "paths", "summary"} of the latest restart, for the page header."""
