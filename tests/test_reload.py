@@ -180,13 +180,8 @@ def settle(watcher: Watcher, seen: Seen, *folders: Path, timeout: float = 5.0) -
     """Wait until the watcher has seen every change made so far in these folders and nothing is pending or running:
     from then on no call can come from those changes."""
     seen.barrier(*folders)
-    deadline = time.monotonic() + timeout
-    while True:
-        status = watcher.status()
-        if not status["pending"] and not status["busy"]:
-            return
-        assert time.monotonic() < deadline, "the watcher never settled"
-        time.sleep(0.01)
+    wait_for(lambda: not (status := watcher.status())["pending"] and not status["busy"], timeout, interval=0.01,
+             message="the watcher to settle")
 
 
 @pytest.fixture
