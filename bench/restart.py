@@ -19,19 +19,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 QUIET = 0.3  # the watcher's default quiet period (inspector.reload.Watcher)
-SERVER = """import json, sys
-VERSION = {version}
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" not in m:
-        continue
-    if m["method"] == "initialize":
-        r = {{"protocolVersion": "2025-11-25", "capabilities": {{"tools": {{}}}},
-             "serverInfo": {{"name": "bench", "version": str(VERSION)}}}}
-    else:
-        r = {{"tools": [{{"name": "t", "description": "v%d" % VERSION, "inputSchema": {{"type": "object"}}}}]}}
-    print(json.dumps({{"jsonrpc": "2.0", "id": m["id"], "result": r}}), flush=True)
-"""
+sys.path.insert(0, str(ROOT / "tests"))  # the restart tests' editable server: the benchmark restarts the same one
+from editable_server import source  # noqa: E402
+
+
+def server_source(version: int) -> str:
+    """One tool whose description says the version, so the recorded tools/list tells which server answered."""
+    return source([{"name": "t", "description": f"v{version}", "inputSchema": {"type": "object"}}], name="bench",
+                  version=str(version), list_changed=False)
 
 
 def server_alone(script: Path) -> float:
@@ -55,7 +50,7 @@ def restart_once(folder: Path, record: Path, version: int) -> float:
     """Write the server, wait until the new tools/list answer is recorded."""
     before = record.read_bytes().count(b"\n")
     started = time.perf_counter()
-    (folder / "server.py").write_text(SERVER.format(version=version))
+    (folder / "server.py").write_text(server_source(version))
     marker = f'"v{version}"'.encode()
     while True:
         data = record.read_bytes()
@@ -69,7 +64,7 @@ def main() -> None:
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        (folder / "server.py").write_text(SERVER.format(version=0))
+        (folder / "server.py").write_text(server_source(0))
         record = folder / "bench.jsonl"
         proc = subprocess.Popen([sys.executable, "-m", "inspector.cli", "--no-open", "--port", "0", "--record",
                                  str(record), "--", sys.executable, "server.py"], cwd=folder,

@@ -93,10 +93,16 @@ class Watcher:
     give at most one more call after it returns.
     """
 
-    def __init__(self, spec: WatchSpec, on_change: Callable[[list[str]], None], quiet: float = 0.3) -> None:
+    def __init__(self, spec: WatchSpec, on_change: Callable[[list[str]], None], quiet: float = 0.3,
+                 on_event: Callable[[str, bool], None] | None = None) -> None:
         self.spec = spec.resolved()
         self.on_change = on_change
         self.quiet = quiet
+        self.on_event = on_event
+        """Called on watchdog's thread with each changed file's path and whether it counts, after it was noted (a
+        test's barrier: a file written after others in the same folder is seen after them)."""
+        self.ready = threading.Event()
+        """Set when start() has set up every watch: changes made from then on are seen."""
         self._cond = threading.Condition()
         self._pending: dict[str, None] = {}  # a dict keeps first-seen order and drops repeats
         self._last_event = 0.0
@@ -146,6 +152,7 @@ class Watcher:
                     break
             for kind, paths in deferred:
                 self._update_subwatches(kind, paths)
+        self.ready.set()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop watching; waits up to `timeout` for a running on_change; changes not yet handled are dropped."""
@@ -188,7 +195,11 @@ class Watcher:
             if folders:
                 self._on_folder_event(event.event_type, paths)
         elif event.event_type in FILE_EVENTS:
-            self._note([p for p in paths if is_relevant(p, self.spec)])
+            relevant = [p for p in paths if is_relevant(p, self.spec)]
+            self._note(relevant)
+            if self.on_event is not None:
+                for path in paths:
+                    self.on_event(path, path in relevant)
 
     def _on_folder_event(self, kind: str, paths: list[str]) -> None:
         # while start() sets up watches it alone touches them; it takes these events over when done (blocking here

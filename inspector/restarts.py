@@ -24,14 +24,15 @@ LIST_CHANGED = {"notifications/tools/list_changed", "notifications/resources/lis
 class Restarter:
     """Owns restarts and the diffs that follow them for one Session."""
 
-    def __init__(self, session: Session, *, restart_on_crash: bool = False, watcher=None, calls=None) -> None:
+    def __init__(self, session: Session, *, restart_on_crash: bool = False, watcher=None, calls=None,
+                 crash_loop: CrashLoop | None = None) -> None:
         self.session = session
         self.calls = calls
         """The page's tool calls and drafts (a restart drops drafts that no longer fit), when there are some."""
         self.restart_on_crash = restart_on_crash
         self.watcher = watcher
         """The file watcher, when one runs (for the page's watch status)."""
-        self.crash_loop = CrashLoop()
+        self.crash_loop = crash_loop or CrashLoop()
         self.crash_looping = False
         self.last_restart: dict | None = None
         """{"t", "reason", "paths", "summary"} of the latest restart, for the page header."""

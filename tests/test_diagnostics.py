@@ -6,10 +6,11 @@ import json
 
 import pytest
 
+from factories import event, invalid, received, sent
 from inspector.commands.common import read_rules_file
 from inspector.protocol.diagnostics import RULES, ProtocolChecker, RulesError, parse_rules, review_tools, summarize
 from inspector.protocol.diagnostics.results import is_base64, result_problems
-from inspector.protocol.records import Record
+from inspector.protocol.records import TO_SERVER
 
 CAPS = {"tools": {}}
 
@@ -22,7 +23,7 @@ class Feed:
         self.seq = 0
         self.t = 1000.0
         self.warnings = []
-        self.add(Record("event", event="spawn", detail={"pid": 1}))
+        self.add(event("spawn", {"pid": 1}))
         if handshake:
             self.send_request(0, "initialize", {"protocolVersion": version, "capabilities": {}, "clientInfo": {}})
             self.receive({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": version,
@@ -39,7 +40,7 @@ class Feed:
         return found
 
     def send(self, msg):
-        return self.add(Record("message", dir="to_server", msg=msg))
+        return self.add(sent(msg))
 
     def send_request(self, request_id, method, params=None):
         msg = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -48,7 +49,7 @@ class Feed:
         return self.send(msg)
 
     def receive(self, msg):
-        return self.add(Record("message", dir="from_server", msg=msg))
+        return self.add(received(msg))
 
     def result(self, request_id, result):
         return self.receive({"jsonrpc": "2.0", "id": request_id, "result": result})
@@ -78,7 +79,7 @@ def test_answered_notification_on_its_row():
 def test_null_id_error_for_unparseable_input_is_legal():
     feed = Feed()
     feed.receive({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}})
-    feed.add(Record("invalid", dir="to_server", raw="{oops", error="not JSON"))
+    feed.add(invalid("{oops", "not JSON", TO_SERVER))
     feed.receive({"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": "bad"}})
     assert feed.warnings == []
 
@@ -106,7 +107,7 @@ def test_late_response_after_timeout_event():
     feed.send_request(1, "tools/call", {"name": "slow"})
     feed.receive({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1,
                                                                                    "progress": 1}})
-    assert feed.add(Record("event", event="timeout", detail={"id": 1, "method": "tools/call"})) == []
+    assert feed.add(event("timeout", {"id": 1, "method": "tools/call"})) == []
     found = feed.result(1, {"content": []})
     assert [w.rule for w in found] == ["late-response"]
 
@@ -115,7 +116,7 @@ def test_no_answer_silent_via_timeout_event_on_the_request_row():
     feed = Feed()
     feed.send_request(1, "tools/list")
     request_seq = feed.seq
-    found = feed.add(Record("event", event="timeout", detail={"id": 1, "method": "tools/list"}), dt=60)
+    found = feed.add(event("timeout", {"id": 1, "method": "tools/list"}), dt=60)
     assert [(w.rule, w.seq) for w in found] == [("no-answer-silent", request_seq)]
     assert "flush()" in found[0].text
     # the buffered answer that finally arrives at exit is the same mistake, not a second one
@@ -142,11 +143,11 @@ def test_cancelled_request_is_not_silence():
 
 def test_stdout_not_json_and_invalid_message():
     feed = Feed()
-    found = feed.add(Record("invalid", dir="from_server", raw="Hello", error="not JSON"))
+    found = feed.add(invalid("Hello", "not JSON"))
     assert [w.rule for w in found] == ["stdout-not-json"]
-    found = feed.add(Record("invalid", dir="from_server", raw="42", error="not an object"))
+    found = feed.add(invalid("42", "not an object"))
     assert [w.rule for w in found] == ["invalid-message"]
-    found = feed.add(Record("invalid", dir="from_server", raw='{"jsonrpc":"2.0","id":1}', error="neither"))
+    found = feed.add(invalid('{"jsonrpc":"2.0","id":1}', "neither"))
     assert [w.rule for w in found] == ["result-and-error"]
 
 
@@ -271,7 +272,7 @@ def test_undeclared_capability():
 
 def test_handshake_event_teaches_version_and_capabilities():
     feed = Feed(handshake=False)
-    feed.add(Record("event", event="handshake", detail={"protocolVersion": "2025-11-25",
+    feed.add(event("handshake", {"protocolVersion": "2025-11-25",
                                                         "capabilities": {"logging": {}}}))
     feed.receive({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": 1}})
     assert feed.warnings == [] and feed.checker.version == "2025-11-25"
@@ -289,8 +290,8 @@ def test_method_not_in_version():
 def test_spawn_resets_state():
     feed = Feed()
     feed.send_request(1, "ping")
-    feed.add(Record("event", event="exit", detail={"code": 0}))
-    feed.add(Record("event", event="spawn", detail={"pid": 2}))
+    feed.add(event("exit", {"code": 0}))
+    feed.add(event("spawn", {"pid": 2}))
     assert feed.checker.version is None
     assert [w.rule for w in feed.receive({"jsonrpc": "2.0", "id": 1, "result": {}})] == ["unmatched-response"]
 

@@ -109,8 +109,8 @@ def test_inputs_survive_switching_tools_and_reloading_and_history_reruns(page, i
     inspector = inspector_factory(fixture_command("form_server"))
     open_tool(page, inspector, "count")
     field(page, "/n").fill("4")
-    field(page, "/n").dispatch_event("change")
-    page.wait_for_timeout(300)
+    with page.expect_response("**/tools/count/draft"):  # saved before the form is swapped out
+        field(page, "/n").dispatch_event("change")
     page.locator("#tools-list .tool-item", has_text="order").click()
     page.locator('.tool-detail[data-tool="order"]').wait_for()
     page.locator("#tools-list .tool-item", has_text="count").click()

@@ -273,15 +273,18 @@ def test_no_protocol_warnings_on_the_demo_and_advice_in_the_tools_panel(inspecto
     demo = inspector_factory([], "--demo")
     wait_handshake(demo)
     demo.post("/tools/word_count/call", {"arguments": '{"text": "a b"}'})
-    time.sleep(1.5)  # a tick of the silence rule
-    assert not any(r.get("event") == "warning" for r in records_in(demo.record))
-    assert "Description review" not in demo.request("GET", "/")[2].decode()
+    wait_for(lambda: any(r.get("kind") == "message" and "content" in (r["msg"].get("result") or {})
+                         for r in records_in(demo.record)), 10, message="the demo's answer")
+    # The demo's warnings would come from checking its records (the silence rule needs 60 s of it): starting the
+    # second inspector below gives that thread far more than the few ms it needs, instead of a sleep.
     poor = inspector_factory(fixture_command("mistakes_server", "poor-description"))
     wait_handshake(poor)
     page = poor.request("GET", "/")[2].decode()
     assert "Description review" in page
     detail = poor.request("GET", "/tools/count_words")[2].decode()
     assert "duplicate-name" in detail and "short-description" in detail
+    assert not any(r.get("event") == "warning" for r in records_in(demo.record))
+    assert "Description review" not in demo.request("GET", "/")[2].decode()
 
 
 @pytest.mark.parametrize("mode", ["answers-notifications", "prints-stdout", "never-flush", "mismatched-ids",
@@ -302,6 +305,9 @@ def test_each_mistake_is_named_on_its_row_in_the_page(inspector_factory, mode):
                        15, message=f"the {rule} warning")
     assert warning["detail"]["rule"] == rule
     assert on_row(next(r for r in read_records(inspector.record) if r.get("seq") == warning["detail"]["seq"]))
+    # A negative wait that stays: the subprocess gives no sign that its checker has ticked. The checker's timed
+    # rules run once a second (problems.TICK_SECONDS), so 1.2 s is one tick after the first warning, the shortest
+    # wait in which a repeated or second warning (e.g. the silence rule at --timeout 1) would show.
     time.sleep(1.2)
     # Only this mistake is named (a server that mangles ids does it to the era probe and to initialize alike).
     assert {r["detail"]["rule"] for r in records_in(inspector.record) if r.get("event") == "warning"} == {rule}

@@ -12,6 +12,7 @@ import uuid
 import pytest
 
 from conftest import read_records, wait_for
+from factories import event, received, sent, stderr
 from inspector import __version__
 from inspector.protocol import jsonrpc
 from inspector.recording import files as recording
@@ -19,18 +20,17 @@ from inspector.recording.files import (
     FORMAT, REDACTED, VERSION, RecordingError, RecordingWriter, default_path, ensure_folder, header,
     read_recording, safe_name,
 )
-from inspector.protocol.records import EVENT, FROM_SERVER, MESSAGE, STDERR, TO_SERVER, Record
+from inspector.protocol.records import Record
 
 TARGET = {"transport": "stdio", "command": ["python", "server.py"], "cwd": "/srv"}
 
 
 def sample_records() -> list[Record]:
     return [
-        Record(EVENT, seq=1, t=1.0, event="spawn", detail={"pid": 1}),
-        Record(MESSAGE, seq=2, t=1.5, dir=TO_SERVER, msg=jsonrpc.request(1, "tools/call",
-                                                                         {"text": "multi\nline ünï 零"})),
-        Record(STDERR, seq=3, t=2.0, text="café au lait\r"),
-        Record(MESSAGE, seq=4, t=2.5, dir=FROM_SERVER, msg=jsonrpc.result_response(1, {"content": []})),
+        event("spawn", {"pid": 1}, seq=1, t=1.0),
+        sent(jsonrpc.request(1, "tools/call", {"text": "multi\nline ünï 零"}), seq=2, t=1.5),
+        stderr("café au lait\r", seq=3, t=2.0),
+        received(jsonrpc.result_response(1, {"content": []}), seq=4, t=2.5),
     ]
 
 
@@ -163,7 +163,7 @@ def test_inspector_run_writes_env_keys_not_values(inspector_factory, tmp_path):
 
 def test_reader_round_trips_a_clean_file(tmp_path):
     path = tmp_path / "a.jsonl"
-    records = sample_records() + [Record(EVENT, seq=5, t=3.0, event="session-end", detail={})]
+    records = sample_records() + [event("session-end", seq=5, t=3.0)]
     write_file(path, head=HEAD, records=records)
     loaded = read_recording(path)
     assert loaded.header == HEAD
@@ -215,7 +215,7 @@ def test_reader_survives_a_number_too_big_for_a_float(tmp_path):
 def test_oversized_line_is_skipped_and_the_next_one_read(tmp_path, monkeypatch):
     monkeypatch.setattr(recording, "MAX_LINE_BYTES", 600)
     path = tmp_path / "a.jsonl"
-    big = Record(STDERR, seq=1, t=1.0, text="x" * 3000)
+    big = stderr("x" * 3000, seq=1, t=1.0)
     path.write_bytes(lines_of(HEAD) + big.to_line() + sample_records()[2].to_line())
     loaded = read_recording(path)
     assert [r.seq for r in loaded.records] == [3]
@@ -311,7 +311,7 @@ def test_spool_has_no_path_and_reads_back(tmp_path, monkeypatch):
     writer = RecordingWriter.spool()
     assert writer.path is None
     assert list(tmp_path.iterdir()) == []  # unlinked at once
-    lines = [Record(STDERR, seq=n, t=1.0, text=f"line {n} " + "ä" * (n * 37 % 5000)).to_line() for n in range(1, 600)]
+    lines = [stderr(f"line {n} " + "ä" * (n * 37 % 5000), seq=n, t=1.0).to_line() for n in range(1, 600)]
     offsets = [writer.write_lines(line) for line in lines]
     assert writer.read_at(offsets[5], len(lines[5])) == lines[5]
     assert writer.read_at(offsets[-1], len(lines[-1]) - 1) == lines[-1][:-1]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import wait_for
 from inspector.reload import (
     DEFAULT_GLOBS, CrashLoop, Watcher, WatchSpec, default_watch, is_relevant, is_relevant_folder,
 )
@@ -111,12 +112,19 @@ def test_crash_loop_with_a_fake_clock():
 
 
 # -- a real watcher --------------------------------------------------------------------------------------------
+#
+# No test here waits a fixed time for "nothing more happens". Each folder's watch reports its changes in order, so
+# a file written last in a folder is a barrier: once the watcher has seen it (Watcher.on_event), it has noted every
+# earlier change in that folder; if then nothing is pending or running, no call can come any more.
+
+SENTINEL = "sentinel.txt"  # not a source file: the watcher sees it but never counts it
+
 
 class Calls:
-    """Records on_change calls; checks they never overlap."""
+    """Records on_change calls; checks they never overlap. With a gate, the first call blocks until it is set."""
 
-    def __init__(self, delay: float = 0.0) -> None:
-        self.delay = delay
+    def __init__(self, gate: threading.Event | None = None) -> None:
+        self.gate = gate
         self.calls: list[list[str]] = []
         self.running = 0
         self.overlapped = False
@@ -130,7 +138,8 @@ class Calls:
             self.calls.append(paths)
             self.threads.add(threading.current_thread().name)
             self.cond.notify_all()
-        time.sleep(self.delay if len(self.calls) == 1 else 0)
+        if self.gate is not None and len(self.calls) == 1:
+            assert self.gate.wait(10), "the test never opened the gate"
         with self.cond:
             self.running -= 1
             self.cond.notify_all()
@@ -139,18 +148,40 @@ class Calls:
         with self.cond:
             return self.cond.wait_for(lambda: len(self.calls) >= n and not self.running, timeout)
 
-    def settle(self, watcher: Watcher, timeout: float = 5.0) -> None:
-        """Wait until nothing is pending or running any more."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            status = watcher.status()
-            if not status["pending"] and not status["busy"]:
-                time.sleep(QUIET * 3)  # a late event would have shown up as pending by now
-                status = watcher.status()
-                if not status["pending"] and not status["busy"]:
-                    return
-            time.sleep(0.02)
-        raise AssertionError("the watcher never settled")
+
+class Seen:
+    """Every file event the watcher saw, as (path, counted), for Watcher(on_event=...)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, bool]] = []
+        self.cond = threading.Condition()
+
+    def __call__(self, path: str, counted: bool) -> None:
+        with self.cond:
+            self.events.append((path, counted))
+            self.cond.notify_all()
+
+    def wait_for_path(self, path: Path, timeout: float = 5.0) -> None:
+        with self.cond:
+            assert self.cond.wait_for(lambda: any(p == str(path) for p, _ in self.events), timeout), \
+                f"the watcher never saw {path}"
+
+    def barrier(self, *folders: Path) -> None:
+        """Write a sentinel in each folder and wait until the watcher saw it: it has seen all before it there."""
+        for folder in folders:
+            sentinel = folder / SENTINEL
+            with self.cond:
+                self.events = [e for e in self.events if e[0] != str(sentinel)]
+            sentinel.write_text(str(time.monotonic()))
+            self.wait_for_path(sentinel)
+
+
+def settle(watcher: Watcher, seen: Seen, *folders: Path, timeout: float = 5.0) -> None:
+    """Wait until the watcher has seen every change made so far in these folders and nothing is pending or running:
+    from then on no call can come from those changes."""
+    seen.barrier(*folders)
+    wait_for(lambda: not (status := watcher.status())["pending"] and not status["busy"], timeout, interval=0.01,
+             message="the watcher to settle")
 
 
 @pytest.fixture
@@ -167,10 +198,12 @@ def project(tmp_path):
 def watch(project):
     watchers = []
 
-    def make(on_change, **kwargs) -> Watcher:
+    def make(on_change, quiet: float = QUIET, **kwargs) -> Watcher:
         spec = WatchSpec((project,), DEFAULT_GLOBS, (project / "recordings",))
-        watcher = Watcher(spec, on_change, quiet=QUIET, **kwargs)
+        watcher = Watcher(spec, on_change, quiet=quiet, **kwargs)
+        assert not watcher.ready.is_set()
         watcher.start()
+        assert watcher.ready.wait(5)
         watchers.append(watcher)
         return watcher
 
@@ -180,15 +213,15 @@ def watch(project):
 
 
 def test_a_burst_of_saves_gives_at_most_two_calls(project, watch):
-    calls = Calls()
-    watcher = watch(calls)
+    calls, seen = Calls(), Seen()
+    watcher = watch(calls, on_event=seen)
     server = project / "server.py"
-    end = time.monotonic() + 1.0
-    for i in range(200):
+    end = time.monotonic() + 0.5  # saves a few ms apart for 0.5 s: more than three quiet periods in all
+    for i in range(100):
         server.write_text(f"print('v{i}')\n")
-        time.sleep(max(0.0, (end - time.monotonic()) / (200 - i)) / 2)
+        time.sleep(max(0.0, (end - time.monotonic()) / (100 - i)) / 2)
     assert calls.wait_for(1)
-    calls.settle(watcher)
+    settle(watcher, seen, project)
     assert 1 <= len(calls.calls) <= 2
     assert {p for call in calls.calls for p in call} == {str(server)}
     assert not calls.overlapped
@@ -196,8 +229,8 @@ def test_a_burst_of_saves_gives_at_most_two_calls(project, watch):
 
 
 def test_editor_style_replace(project, watch):
-    calls = Calls()
-    watcher = watch(calls)
+    calls, seen = Calls(), Seen()
+    watcher = watch(calls, on_event=seen)
     server = project / "server.py"
     for i in range(200):
         temp = project / f".server.py.{i}.tmp"
@@ -210,14 +243,14 @@ def test_editor_style_replace(project, watch):
             (project / "4913").unlink()
             (project / ".server.py.swp").write_text("")
     assert calls.wait_for(1)
-    calls.settle(watcher)
+    settle(watcher, seen, project)
     assert 1 <= len(calls.calls) <= 2
     assert {p for call in calls.calls for p in call} == {str(server)}
 
 
 def test_ignored_writes_cause_nothing(project, watch):
-    calls = Calls()
-    watcher = watch(calls)
+    calls, seen = Calls(), Seen()
+    watcher = watch(calls, on_event=seen)
     for path in ("recordings/session.jsonl", "recordings/meta.json", ".git/index", ".git/x.json",
                  "__pycache__/server.cpython-312.pyc", "__pycache__/x.py", ".venv/lib/site.py",
                  "node_modules/x/index.js", "server.log", "pkg/data.db", "pkg/.tools.py.swp", "server.py~"):
@@ -225,55 +258,62 @@ def test_ignored_writes_cause_nothing(project, watch):
             (project / path).write_text(str(i))
     (project / "recordings/sub").mkdir()
     (project / "recordings/sub/a.py").write_text("")
-    time.sleep(QUIET * 4)
+    # The ignored folders have no watch at all; the watched ones have seen their writes and not counted them.
+    settle(watcher, seen, project, project / "pkg")
     assert calls.calls == []
-    assert not watcher.status()["pending"]
+    seen_paths = {p: counted for p, counted in seen.events}
+    for path in ("server.log", "pkg/data.db", "pkg/.tools.py.swp", "server.py~"):
+        assert seen_paths[str(project / path)] is False
+    assert not any(counted for _, counted in seen.events)
     (project / "pkg/tools.py").write_text("x = 1\n")  # and the watcher was listening all along
     assert calls.wait_for(1)
-    calls.settle(watcher)
+    settle(watcher, seen, project / "pkg")
     assert calls.calls == [[str(project / "pkg/tools.py")]]
 
 
 def test_changes_during_a_slow_call_give_exactly_one_more(project, watch):
-    calls = Calls(delay=1.0)
-    watcher = watch(calls)
+    gate = threading.Event()
+    calls, seen = Calls(gate), Seen()
+    watcher = watch(calls, on_event=seen)
     (project / "server.py").write_text("v2")
     with calls.cond:
         assert calls.cond.wait_for(lambda: calls.running, 5)
-    for i in range(20):  # during the "restart"
+    for i in range(20):  # during the "restart", which lasts until the gate opens
         (project / "server.py").write_text(f"v{i}")
         (project / "pkg/tools.py").write_text(f"v{i}")
-        time.sleep(0.02)
+    seen.barrier(project, project / "pkg")  # every change above is noted while the first call still runs
+    assert watcher.status()["pending"] and watcher.status()["busy"]
+    gate.set()
     assert calls.wait_for(2, timeout=5)
-    calls.settle(watcher)
+    settle(watcher, seen, project, project / "pkg")
     assert len(calls.calls) == 2
     assert sorted(calls.calls[1]) == sorted([str(project / "server.py"), str(project / "pkg/tools.py")])
     assert not calls.overlapped
 
 
 def test_new_and_recreated_subfolders_are_watched(project, watch):
-    calls = Calls()
-    watcher = watch(calls)
+    calls, seen = Calls(), Seen()
+    watcher = watch(calls, on_event=seen)
     (project / "src").mkdir()
     (project / "src/deep").mkdir()
     (project / "src/deep/new.py").write_text("")
     (project / "node_modules2").mkdir()
     assert calls.wait_for(1)
-    calls.settle(watcher)
+    settle(watcher, seen, project, project / "src/deep")
     assert {p for call in calls.calls for p in call} == {str(project / "src/deep/new.py")}
     # a folder removed and made again (a branch switch) is watched anew; a new node_modules is not watched
     (project / "src/deep/new.py").unlink()
-    (project / "src/deep").rmdir()
-    (project / "src").rmdir()
-    calls.settle(watcher)
+    for sentinel in (project / "src/deep" / SENTINEL, project / "src/deep", project / "src"):
+        sentinel.unlink() if sentinel.is_file() else sentinel.rmdir()
+    settle(watcher, seen, project)
     (project / "src").mkdir()
     (project / "web/node_modules/y").mkdir(parents=True)
     (project / "web/node_modules/y/index.js").write_text("")
-    time.sleep(0.05)
+    seen.barrier(project)  # the root's watch saw src/ and web/ made: both have their own watch now
     before = len(calls.calls)
     (project / "src/again.py").write_text("")
     assert calls.wait_for(before + 1)
-    calls.settle(watcher)
+    settle(watcher, seen, project, project / "src", project / "web/node_modules/y")
     assert str(project / "src/again.py") in calls.calls[-1]
     assert str(project / "web/node_modules/y/index.js") not in {p for call in calls.calls for p in call}
 
@@ -292,9 +332,7 @@ def test_status_and_errors(project, watch, tmp_path):
         assert status["globs"] == ["*.py"] and status["last_at"] is None and status["calls"] == 0
         started = time.time()
         (project / "server.py").write_text("v3")
-        deadline = time.monotonic() + 5
-        while watcher.status()["error"] is None and time.monotonic() < deadline:
-            time.sleep(0.02)
+        wait_for(lambda: watcher.status()["error"] is not None, 5, interval=0.02, message="the error")
         status = watcher.status()
         assert status["error"] == "RuntimeError: spawn failed"
         assert status["last_paths"] == [str(project / "server.py")] and status["last_at"] >= started - 1
@@ -317,6 +355,7 @@ def test_a_folder_that_cannot_be_watched_is_left_out(project, monkeypatch):
     monkeypatch.setattr(watcher._observer, "schedule", limited)
     watcher.start()
     try:
+        assert watcher.ready.is_set()
         assert "cannot watch" in watcher.status()["error"] and str(project / "pkg") in watcher.status()["error"]
         (project / "server.py").write_text("v7")  # the rest is watched
         assert calls.wait_for(1)
@@ -328,15 +367,15 @@ def test_a_folder_that_cannot_be_watched_is_left_out(project, monkeypatch):
 def test_stop_is_clean(project, watch):
     calls = Calls()
     before = {t.name for t in threading.enumerate()}
-    watcher = watch(calls)
-    (project / "server.py").write_text("v4")  # pending when stopped: dropped
-    watcher.stop()
+    watcher = watch(calls, quiet=60)  # a change stays pending until stop(), however slow the machine
+    (project / "server.py").write_text("v4")
+    wait_for(lambda: watcher.status()["pending"], 5, interval=0.01, message="the change pending")
+    watcher.stop()  # drops it
     watcher.stop()  # twice is fine
     assert not watcher.status()["watching"]
     assert not watcher._worker.is_alive() and not watcher._observer.is_alive()
     (project / "server.py").write_text("v5")
-    time.sleep(QUIET * 3)
-    assert calls.calls == []
+    assert calls.calls == []  # and none can come: the threads that would make one have ended
     assert {t.name for t in threading.enumerate() if t.is_alive()} <= before
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT, fixture_command, records_in, start_inspector, wait_for
-from inspector.protocol.records import Record
+from factories import event, message
 from inspector.recording.replay import ABSENT, DEFAULT_IGNORES, Difference, compare, plan
 
 PY = sys.executable
@@ -270,23 +270,19 @@ def test_every_reported_path_works_as_an_ignore_rule():
     assert compare(recorded, actual, [d.path for d in diff]) == []
 
 
-def msg(seq: int, direction: str, body: dict, kind: str = "message") -> Record:
-    return Record(kind, seq=seq, t=float(seq), dir=direction, msg=body)
-
-
 def test_plan_waits_where_the_recording_saw_answers_and_splits_at_restarts():
     records = [
-        Record("event", seq=1, event="spawn", detail={"pid": 1}),
-        msg(2, "to_server", {"jsonrpc": "2.0", "id": 1, "method": "initialize"}),
-        msg(3, "from_server", {"jsonrpc": "2.0", "id": 1, "result": {}}),
-        msg(4, "to_server", {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}),
-        msg(5, "from_server", {"jsonrpc": "2.0", "id": "s", "method": "roots/list"}),
-        msg(6, "to_server", {"jsonrpc": "2.0", "id": "s", "result": {"roots": []}}),
-        msg(7, "to_server", {"jsonrpc": "2.0", "id": 3, "method": "slow"}),  # never answered
-        Record("event", seq=8, event="exit", detail={"code": 0}),
-        Record("event", seq=9, event="spawn", detail={"pid": 2}),
-        msg(10, "to_server", {"jsonrpc": "2.0", "id": 4, "method": "initialize"}),
-        msg(11, "from_server", {"jsonrpc": "2.0", "id": 4, "result": {}}),
+        event("spawn", {"pid": 1}, seq=1),
+        message("to_server", {"jsonrpc": "2.0", "id": 1, "method": "initialize"}, seq=2, t=2.0),
+        message("from_server", {"jsonrpc": "2.0", "id": 1, "result": {}}, seq=3, t=3.0),
+        message("to_server", {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}, seq=4, t=4.0),
+        message("from_server", {"jsonrpc": "2.0", "id": "s", "method": "roots/list"}, seq=5, t=5.0),
+        message("to_server", {"jsonrpc": "2.0", "id": "s", "result": {"roots": []}}, seq=6, t=6.0),
+        message("to_server", {"jsonrpc": "2.0", "id": 3, "method": "slow"}, seq=7, t=7.0),  # never answered
+        event("exit", {"code": 0}, seq=8),
+        event("spawn", {"pid": 2}, seq=9),
+        message("to_server", {"jsonrpc": "2.0", "id": 4, "method": "initialize"}, seq=10, t=10.0),
+        message("from_server", {"jsonrpc": "2.0", "id": 4, "result": {}}, seq=11, t=11.0),
     ]
     first, second = plan(records)
     assert [(kind, r.seq) for kind, r in first.actions] == [("send", 2), ("wait", 2), ("send", 4), ("send", 7)]

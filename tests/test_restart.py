@@ -6,51 +6,16 @@ import os
 import re
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from conftest import fixture_command, process_group_alive, read_records, records_in, wait_for
-
-SERVER = '''"""An editable server: the tests rewrite TOOLS and save."""
-import json, sys, time
-TOOLS = {tools!r}
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" not in m:
-        continue
-    if m["method"] == "initialize":
-        r = {{"protocolVersion": "2025-11-25", "capabilities": {{"tools": {{"listChanged": True}}}},
-             "serverInfo": {{"name": "editable", "version": "1"}}}}
-    elif m["method"] == "tools/list":
-        r = {{"tools": TOOLS}}
-    elif m["method"] != "tools/call":
-        print(json.dumps({{"jsonrpc": "2.0", "id": m["id"], "error": {{"code": -32601, "message": "no"}}}}), flush=True)
-        continue
-    elif m["params"]["name"] == "slow":
-        time.sleep(30)
-        r = {{"content": []}}
-    elif m["params"]["name"] == "grow":
-        TOOLS.append({{"name": "grown", "description": "appeared", "inputSchema": {{"type": "object"}}}})
-        print(json.dumps({{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}}), flush=True)
-        r = {{"content": [{{"type": "text", "text": "grew"}}]}}
-    else:
-        r = {{"content": [{{"type": "text", "text": "ok"}}]}}
-    print(json.dumps({{"jsonrpc": "2.0", "id": m["id"], "result": r}}), flush=True)
-'''
-
-
-def tool(name: str, description: str, properties: dict | None = None) -> dict:
-    return {"name": name, "description": description,
-            "inputSchema": {"type": "object", "properties": properties or {"text": {"type": "string"}}}}
-
+from editable_server import tool, write_server
+from inspector.reload import CrashLoop
+from inspector.restarts import Restarter
 
 BASE_TOOLS = [tool("word_count", "Count words."), tool("slow", "Sleeps."), tool("grow", "Adds a tool.")]
-
-
-def write_server(folder: Path, tools: list[dict]) -> Path:
-    path = folder / "server.py"
-    path.write_text(SERVER.format(tools=tools))
-    return path
 
 
 @pytest.fixture
@@ -69,8 +34,27 @@ def start(inspector_factory, project: Path, *options: str):
     inspector = inspector_factory(["python3", "server.py"], *options, cwd=project)
     wait_for(lambda: any(r.get("kind") == "message" and "tools" in (r["msg"].get("result") or {})
                          for r in records_in(inspector.record)), 15, message="tools listed")
-    time.sleep(0.3)  # let the watcher finish setting up before the first edit
+    if "--no-watch" not in options:
+        # printed once Watcher.start() has set up every watch (Watcher.ready), before the server is even spawned
+        assert "for changes" in inspector.stderr_text()
     return inspector
+
+
+def restarts_settled(inspector, path: Path) -> list[dict]:
+    """Write `path` (a source file beside server.py, so seen after every earlier change there), wait until a
+    restart for it has finished, and return every restart: a restart that earlier changes would still cause
+    would have come before it, or be this one."""
+    path.write_text(f"# barrier {time.monotonic()}\n")
+
+    def done():
+        restarts = events(inspector, "restart")
+        if any(str(path) in r["detail"]["paths"] for r in restarts) and len(events(inspector, "diff")) >= len(restarts):
+            return restarts
+        return None
+
+    restarts = wait_for(done, 15, message=f"the restart for {path.name}")
+    assert str(path) in restarts[-1]["detail"]["paths"], "no restart after the barrier's"
+    return restarts
 
 
 def test_an_edit_restarts_once_and_the_diff_names_exactly_the_changes(inspector_factory, project):
@@ -79,9 +63,9 @@ def test_an_edit_restarts_once_and_the_diff_names_exactly_the_changes(inspector_
               tool("count_words", "Another counter.")]
     write_server(project, edited)
     diff = wait_for(lambda: events(inspector, "diff"), 15, message="diff event")[0]
-    time.sleep(1.0)  # a second restart would come after the quiet period
-    assert len(events(inspector, "restart")) == 1
-    assert len(events(inspector, "spawn")) == 2
+    restarts = restarts_settled(inspector, project / "barrier.py")
+    assert [r["detail"]["paths"] for r in restarts] == [[str(project / "server.py")], [str(project / "barrier.py")]]
+    assert len(events(inspector, "spawn")) == 3
     tools = diff["detail"]["sections"]["tools"]
     assert tools["added"] == ["count_words"]
     assert tools["removed"] == []
@@ -124,8 +108,10 @@ def test_a_burst_of_saves_causes_at_most_two_restarts(inspector_factory, project
             os.replace(temp, project / "server.py")
         n += 1
     wait_for(lambda: events(inspector, "diff"), 15, message="a restart")
-    time.sleep(1.5)
-    assert 1 <= len(events(inspector, "restart")) <= 2
+    restarts = restarts_settled(inspector, project / "barrier.py")
+    for_the_burst = [r for r in restarts if str(project / "server.py") in r["detail"]["paths"]]
+    assert 1 <= len(for_the_burst) <= 2
+    assert len(restarts) <= 3 and all(r in for_the_burst for r in restarts[:-1])
 
 
 def test_recordings_git_and_logs_do_not_restart(inspector_factory, project):
@@ -137,11 +123,9 @@ def test_recordings_git_and_logs_do_not_restart(inspector_factory, project):
     (project / "server.log").write_text("log line\n")
     (project / "4913").write_text("")
     (project / "server.py.swp").write_text("")
-    time.sleep(1.5)
-    assert events(inspector, "restart") == []
-    # ...while a real change still does.
-    (project / "helper.py").write_text("y = 2\n")
-    wait_for(lambda: events(inspector, "restart"), 15, message="restart for a source file")
+    # ...while a real change, seen after all of the above, restarts for itself alone.
+    restarts = restarts_settled(inspector, project / "helper.py")
+    assert [r["detail"]["paths"] for r in restarts] == [[str(project / "helper.py")]]
 
 
 def test_a_call_in_flight_fails_with_server_restarted_and_the_old_group_is_gone(inspector_factory, project):
@@ -149,7 +133,8 @@ def test_a_call_in_flight_fails_with_server_restarted_and_the_old_group_is_gone(
     old_pid = events(inspector, "spawn")[0]["detail"]["pid"]
     status, _, body = inspector.post("/tools/slow/call", {"arguments": "{}"})
     call_id = re.search(r'id="call-(\d+)"', body.decode()).group(1)
-    time.sleep(0.2)
+    wait_for(lambda: any(r.get("kind") == "message" and r["msg"].get("method") == "tools/call"
+                         for r in records_in(inspector.record)), 10, message="the call sent to the server")
     status, _, _ = inspector.post("/server/restart")
     assert status == 200
     wait_for(lambda: len(events(inspector, "spawn")) == 2, 15, message="second spawn")
@@ -167,12 +152,45 @@ def test_a_call_in_flight_fails_with_server_restarted_and_the_old_group_is_gone(
 def test_restart_on_crash_stops_at_a_crash_loop(inspector_factory, tmp_path):
     inspector = inspector_factory(fixture_command("fake_server", "exit-at-start"), "--restart-on-crash", "--no-watch")
     wait_for(lambda: events(inspector, "crash-loop"), 30, message="crash loop detected")
-    spawns = len(events(inspector, "spawn"))
-    time.sleep(1.0)
-    assert len(events(inspector, "spawn")) == spawns, "no more restarts after the crash loop"
-    assert spawns == 5
+    # The 5th exit records the crash loop instead of starting a restart (test_a_crash_loop_stops_restarting shows
+    # that no restart is started after it, without waiting for one not to come).
+    assert len(events(inspector, "spawn")) == 5
     _, _, body = inspector.request("GET", "/")
     assert "crash loop" in body.decode()
+
+
+class FakeSession:
+    """What Restarter touches of a Session when the server exits."""
+
+    def __init__(self) -> None:
+        self.on_listed_hooks, self.on_exit_hooks, self.on_notification_hooks = [], [], []
+        self.server = SimpleNamespace(error=None)
+        self.events: list[str] = []
+        self.store = SimpleNamespace(signal=lambda name: None)
+
+    def event(self, name: str, detail: dict) -> None:
+        self.events.append(name)
+
+
+def test_a_crash_loop_stops_restarting():
+    now = [0.0]
+    session = FakeSession()
+    loop = CrashLoop(limit=5, window=10, clock=lambda: now[0])
+    restarter = Restarter(session, restart_on_crash=True, crash_loop=loop)
+    restarts = []
+    restarter.restart_in_background = lambda reason, paths=(): restarts.append(reason)
+    exit_ = session.on_exit_hooks[0]
+    for _ in range(4):  # slow crashes (one each 3 s) are restarted
+        exit_(None, True)
+        now[0] += 3.0
+    exit_(None, True)  # the 5th exit within 12 s: still slow
+    assert restarts == ["crash"] * 5 and session.events == []
+    now[0] += 0.1
+    exit_(None, True)  # a quick one: the last 5 exits span 9.1 s
+    assert restarts == ["crash"] * 5, "no restart once it is a crash loop"
+    assert session.events == ["crash-loop"] and restarter.crash_looping and "crash loop" in session.server.error
+    exit_(None, False)  # an exit the inspector caused (a stop) is no crash
+    assert restarts == ["crash"] * 5 and session.events == ["crash-loop"]
 
 
 def test_list_changed_relists_and_diffs_without_a_restart(inspector_factory, project):

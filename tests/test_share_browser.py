@@ -5,22 +5,13 @@ from __future__ import annotations
 import pytest
 
 from conftest import fixture_command, records_in, wait_for
+from editable_server import source
 
 pytestmark = pytest.mark.browser
 
-CHANGED_SERVER = '''import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if "id" not in m:
-        continue
-    if m["method"] == "initialize":
-        r = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}}, "serverInfo": {"name": "raw", "version": "0"}}
-    elif m["method"] == "tools/list":
-        r = {"tools": [{"name": "add", "inputSchema": {"type": "object"}}]}
-    else:
-        r = {"content": [{"type": "text", "text": "41"}]}
-    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
-'''
+# raw_server's identity and tool, but the call answers 41 instead of 42
+CHANGED_SERVER = source([{"name": "add", "inputSchema": {"type": "object"}}], answer="41", name="raw", version="0",
+                        protocol="2024-11-05", list_changed=False)
 
 
 def recorded_session(inspector_factory):

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
+from factories import event, invalid, received, sent, stderr
 from inspector.protocol import jsonrpc
 from inspector.recording.files import RecordingWriter, read_recording
-from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Record
 from inspector.recording.store import Filters, Store
 
 
@@ -21,10 +21,6 @@ def store():
     writer.close()
 
 
-def msg(direction: str, message, t: float = 0.0, **fields) -> Record:
-    return Record(MESSAGE, dir=direction, msg=message, t=t, **fields)
-
-
 def recorded_seqs(store: Store) -> list[int]:
     return [json.loads(line)["seq"] for _, line in store.writer.read_all_lines()]
 
@@ -33,17 +29,17 @@ def fill(store: Store) -> dict[str, int]:
     """A small session with one of everything; returns seq by name."""
     seqs = {}
     for name, record in [
-        ("spawn", Record(EVENT, event="spawn", detail={"pid": 42})),
-        ("init", msg(TO_SERVER, jsonrpc.request(1, "initialize", {"clientInfo": {"name": "mcp-inspect"}}), t=10.0)),
-        ("stderr", Record(STDERR, text="Démarrage du serveur: PRÊT")),
-        ("init_ok", msg(FROM_SERVER, jsonrpc.result_response(1, {"serverInfo": {"name": "demo"}}), t=10.1)),
-        ("list", msg(TO_SERVER, jsonrpc.request(2, "tools/list"), t=11.0)),
-        ("log", msg(FROM_SERVER, jsonrpc.notification("notifications/message", {"data": "Zürich"}))),
-        ("list_ok", msg(FROM_SERVER, jsonrpc.result_response(2, {"tools": [{"name": "ÉCOLE"}]}), t=11.5)),
-        ("junk", Record(INVALID, dir=FROM_SERVER, raw="Hello", error="not JSON")),
-        ("call", msg(TO_SERVER, jsonrpc.request(3, "tools/call", {"name": "echo"}), t=12.0)),
-        ("call_err", msg(FROM_SERVER, jsonrpc.error_response(3, -32602, "bad arguments"), t=12.2)),
-        ("stderr2", Record(STDERR, text="bye")),
+        ("spawn", event("spawn", {"pid": 42})),
+        ("init", sent(jsonrpc.request(1, "initialize", {"clientInfo": {"name": "mcp-inspect"}}), t=10.0)),
+        ("stderr", stderr("Démarrage du serveur: PRÊT")),
+        ("init_ok", received(jsonrpc.result_response(1, {"serverInfo": {"name": "demo"}}), t=10.1)),
+        ("list", sent(jsonrpc.request(2, "tools/list"), t=11.0)),
+        ("log", received(jsonrpc.notification("notifications/message", {"data": "Zürich"}))),
+        ("list_ok", received(jsonrpc.result_response(2, {"tools": [{"name": "ÉCOLE"}]}), t=11.5)),
+        ("junk", invalid("Hello", "not JSON")),
+        ("call", sent(jsonrpc.request(3, "tools/call", {"name": "echo"}), t=12.0)),
+        ("call_err", received(jsonrpc.error_response(3, -32602, "bad arguments"), t=12.2)),
+        ("stderr2", stderr("bye")),
     ]:
         seqs[name] = store.add(record).seq
     return seqs
@@ -57,9 +53,9 @@ def seqs_of(rows) -> list[int]:
 
 def test_seq_and_time_are_assigned(store):
     before = time.time()
-    record = store.add(Record(STDERR, text="x"))
+    record = store.add(stderr("x"))
     assert record.seq == 1 and before <= record.t <= time.time()
-    assert store.add(Record(STDERR, text="y", t=5.0)).t == 5.0  # a given time is kept
+    assert store.add(stderr("y", t=5.0)).t == 5.0  # a given time is kept
     assert store.last_seq == 2 and len(store) == 2
 
 
@@ -73,11 +69,11 @@ def test_concurrent_adds_get_unique_increasing_seqs_in_file_order(store):
         for i in range(per_thread):
             kind = i % 3
             if kind == 0:
-                record = Record(STDERR, text=f"t{n} line {i}")
+                record = stderr(f"t{n} line {i}")
             elif kind == 1:
-                record = msg(TO_SERVER, jsonrpc.request(n * 10000 + i, "ping"))
+                record = sent(jsonrpc.request(n * 10000 + i, "ping"))
             else:
-                record = msg(FROM_SERVER, jsonrpc.result_response(n * 10000 + i - 1, {"n": "é" * (i % 50)}))
+                record = received(jsonrpc.result_response(n * 10000 + i - 1, {"n": "é" * (i % 50)}))
             got[n].append(store.add(record).seq)
 
     workers = [threading.Thread(target=worker, args=(n,)) for n in range(threads)]
@@ -119,24 +115,24 @@ def test_lone_surrogate_from_a_server_is_stored(store):
     # A server line with the JSON escape "\ud800" decodes fine; storing it must not raise (in the inspector it
     # is the stdout reader thread that calls add, and an exception there ends all reading from the server).
     decoded = jsonrpc.decode_line(b'{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"\\ud800"}}')
-    record = store.add(msg(FROM_SERVER, decoded.msg))
+    record = store.add(received(decoded.msg))
     assert store.record(record.seq).msg == decoded.msg
-    assert store.add(Record(STDERR, text="next")).seq == record.seq + 1
+    assert store.add(stderr("next")).seq == record.seq + 1
 
 
 def test_closed_store_takes_no_more_records(store):
-    store.add(Record(STDERR, text="x"))
+    store.add(stderr("x"))
     store.close()
-    late = store.add(Record(STDERR, text="after"))
+    late = store.add(stderr("after"))
     assert late.seq == 0 and store.last_seq == 1 and recorded_seqs(store) == [1]
 
 
 # ----------------------------------------------------------------------------------------------- pairing
 
 def test_request_row_gets_pair_seq_when_the_response_arrives(store):
-    request = store.add(msg(TO_SERVER, jsonrpc.request(0, "tools/list"), t=100.0))
+    request = store.add(sent(jsonrpc.request(0, "tools/list"), t=100.0))
     assert store.row(request.seq).pair_seq is None
-    response = store.add(msg(FROM_SERVER, jsonrpc.result_response(0, {}), t=100.125))
+    response = store.add(received(jsonrpc.result_response(0, {}), t=100.125))
     request_row, response_row = store.row(request.seq), store.row(response.seq)
     assert request_row.pair_seq == response.seq
     assert response_row.pair_seq == request.seq
@@ -146,10 +142,10 @@ def test_request_row_gets_pair_seq_when_the_response_arrives(store):
 
 
 def test_late_and_unmatched_rows(store):
-    store.add(msg(TO_SERVER, jsonrpc.request(7, "tools/call"), t=1.0))
-    store.add(Record(EVENT, event="timeout", detail={"id": 7, "method": "tools/call", "after_s": 0.5}))
-    late = store.add(msg(FROM_SERVER, jsonrpc.result_response(7, {}), t=3.0))
-    stray = store.add(msg(FROM_SERVER, jsonrpc.result_response("7", {})))
+    store.add(sent(jsonrpc.request(7, "tools/call"), t=1.0))
+    store.add(event("timeout", {"id": 7, "method": "tools/call", "after_s": 0.5}))
+    late = store.add(received(jsonrpc.result_response(7, {}), t=3.0))
+    stray = store.add(received(jsonrpc.result_response("7", {})))
     assert store.row(late.seq).late and store.row(late.seq).pair_seq == 1
     assert store.row(stray.seq).unmatched and store.row(stray.seq).pair_seq is None
     assert store.row(stray.seq).id_text == '"7"'
@@ -198,9 +194,9 @@ def test_search_is_case_insensitive_beyond_ascii(store, q, name):
 
 
 def test_search_covers_the_whole_session_not_a_page(store):
-    needle = store.add(Record(STDERR, text="needle-ü"))
+    needle = store.add(stderr("needle-ü"))
     for i in range(300):
-        store.add(Record(STDERR, text=f"hay {i}"))
+        store.add(stderr(f"hay {i}"))
     assert seqs_of(store.newest(Filters(q="NEEDLE-Ü"), 5)) == [needle.seq]
     assert seqs_of(store.newest(Filters(q="hay"), 3)) == [299, 300, 301]
 
@@ -223,7 +219,7 @@ def test_filters_from_mapping(data, expected):
 
 def test_newest_with_before(store):
     for i in range(10):
-        store.add(Record(STDERR, text=f"line {i}"))
+        store.add(stderr(f"line {i}"))
     assert seqs_of(store.newest(Filters(), 3)) == [8, 9, 10]
     assert seqs_of(store.newest(Filters(), 3, before=5)) == [2, 3, 4]
     assert seqs_of(store.newest(Filters(), 3, before=3)) == [1, 2]
@@ -234,7 +230,7 @@ def test_newest_with_before(store):
 
 def test_since_cursor_pages_without_gaps_or_duplicates(store):
     for i in range(1, 31):
-        store.add(Record(STDERR, text=f"line {i}") if i % 3 else msg(TO_SERVER, jsonrpc.request(i, "ping")))
+        store.add(stderr(f"line {i}") if i % 3 else sent(jsonrpc.request(i, "ping")))
     wanted = [seq for seq in range(1, 31) if seq % 3 == 0]
     for filters, expected in ((Filters(), list(range(1, 31))), (Filters(kind="request"), wanted)):
         got, cursor, calls = [], 0, 0
@@ -254,7 +250,7 @@ def test_since_cursor_pages_without_gaps_or_duplicates(store):
 
 
 def test_wait_wakes_on_a_new_row(store):
-    store.add(Record(STDERR, text="x"))
+    store.add(stderr("x"))
     woke = threading.Event()
 
     def waiter() -> None:
@@ -263,7 +259,7 @@ def test_wait_wakes_on_a_new_row(store):
 
     thread = threading.Thread(target=waiter)
     thread.start()
-    store.add(Record(STDERR, text="y"))
+    store.add(stderr("y"))
     assert woke.wait(0.5)  # ten times below the wait's own timeout: it was woken, not timed out
     thread.join()
     started = time.monotonic()

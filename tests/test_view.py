@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 
 from conftest import PYTHON, ROOT, fixture_command, read_records, records_in, wait_for
 
@@ -18,8 +17,7 @@ def record_a_session(tmp_path, inspector_factory):
                          for r in records_in(inspector.record)), 15, message="tools listed")
     inspector.post("/tools/echo/call", {"arguments": '{"text": "recorded"}'})
     wait_for(lambda: "recorded" in inspector.record.read_text(), 10, message="call answered")
-    time.sleep(0.2)
-    inspector.stop()
+    inspector.stop()  # the tests compare the view with the file as it is once the inspector has ended
     return inspector.record
 
 
