@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-QUIET = 0.3  # the watcher's default quiet period (inspector.reload.Watcher)
+QUIET = 0.3  # the watcher's default quiet period (inspector.session.watch.Watcher)
 sys.path.insert(0, str(ROOT / "tests"))  # the restart tests' editable server: the benchmark restarts the same one
 from editable_server import source  # noqa: E402
 

@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 
 from inspector.session.asks import Asks
 from inspector.config import Config
-from inspector.panel_state import PanelState
-from inspector.problems import Problems
+from inspector.session.panels import PanelState
+from inspector.session.problems import Problems
 from inspector.recording.store import Store
-from inspector.reload import Watcher
-from inspector.restarts import Restarter
+from inspector.session.watch import Watcher
+from inspector.session.restarts import Restarter
 from inspector.session import Session
-from inspector.session_view import CallsView, SessionView
-from inspector.sharing import Sharing
-from inspector.targeting import Targeting
-from inspector.task_tracker import TaskTracker
+from inspector.session.view import CallsView, SessionView
+from inspector.session.sharing import Sharing
+from inspector.session.targeting import Targeting
+from inspector.session.tasks import TaskTracker
 
 
 @dataclass

@@ -18,19 +18,19 @@ from inspector import __version__
 from inspector.config import DEFAULT_PORT, Config
 from inspector.recording.files import RecordingError, RecordingWriter, default_path, ensure_folder, header
 from inspector.protocol.records import EVENT, Record
-from inspector.reload import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
+from inspector.session.watch import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
 from inspector.session.asks import Asks
 from inspector.session.calls import Calls
 from inspector.inspector import Inspector
-from inspector.panel_state import PanelState
-from inspector.problems import Problems
+from inspector.session.panels import PanelState
+from inspector.session.problems import Problems
 from inspector.recording.viewer import RecordedSession
-from inspector.restarts import Restarter
+from inspector.session.restarts import Restarter
 from inspector.session import Session
 from inspector.recording.store import Store
-from inspector.sharing import Sharing
-from inspector.targeting import Targeting
-from inspector.task_tracker import TaskTracker
+from inspector.session.sharing import Sharing
+from inspector.session.targeting import Targeting
+from inspector.session.tasks import TaskTracker
 from inspector.transport import SpawnError
 from inspector.transport.stdio import resolve_command
 

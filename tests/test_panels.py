@@ -11,7 +11,7 @@ import pytest
 
 from conftest import build_in_process, fixture_command, records_in, start_inspector, wait_for
 from inspector.protocol import content
-from inspector.panel_state import MAX_RESULTS, MAX_UPDATES, PanelState
+from inspector.session.panels import MAX_RESULTS, MAX_UPDATES, PanelState
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8).decode()
 

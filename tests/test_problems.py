@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from inspector.problems import CHECKER_ERROR, Problems
+from inspector.session.problems import CHECKER_ERROR, Problems
 from inspector.protocol.diagnostics.protocol import ProtocolChecker
 from inspector.protocol.records import EVENT, FROM_SERVER, MESSAGE, Record
 from inspector.recording.files import RecordingWriter

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from conftest import wait_for
-from inspector.reload import (
-    DEFAULT_GLOBS, CrashLoop, Watcher, WatchSpec, default_watch, is_relevant, is_relevant_folder,
+from inspector.session.restarts import CrashLoop
+from inspector.session.watch import (
+    DEFAULT_GLOBS, Watcher, WatchSpec, default_watch, is_relevant, is_relevant_folder,
 )
 
 QUIET = 0.15  # the tests' debounce; liveness waits below are many times this

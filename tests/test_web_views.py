@@ -13,7 +13,7 @@ import pytest
 from simple_websocket import ConnectionClosed
 
 from conftest import build_in_process, read_records, wait_for
-from inspector.session_view import CallsView, SessionView
+from inspector.session.view import CallsView, SessionView
 
 
 def running(page) -> bool:

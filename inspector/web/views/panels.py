@@ -1,4 +1,4 @@
-"""Resources, resource templates, prompts, completions and content downloads (their state is panel_state.py).
+"""Resources, resource templates, prompts, completions and content downloads (their state is session/panels.py).
 
 Reads, prompt gets and completions wait for the server's answer inside the request, bounded by a timeout, so the
 answer is the rendered partial; a slow server gets a clear "no answer within N s" instead of a hung page. The

@@ -15,7 +15,7 @@ from inspector.command_line import copy_as_command
 from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, read_recording
 from inspector.protocol.redact import Rules
-from inspector.sharing import ReplayRun
+from inspector.session.sharing import ReplayRun
 from inspector.web import get_inspector
 
 bp = Blueprint("share", __name__)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from flask import Blueprint, Response, abort, render_template, request
 
 from inspector.protocol import content
-from inspector.task_tracker import DEFAULT_TTL_MS
+from inspector.session.tasks import DEFAULT_TTL_MS
 from inspector.protocol.tasks import TASK_EXTENSION, task_controls, tool_task_support
 from inspector.web import get_inspector, regions
 

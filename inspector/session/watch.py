@@ -11,7 +11,6 @@ import logging
 import os
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -297,33 +296,6 @@ def is_relevant_folder(path: str | os.PathLike, spec: WatchSpec) -> bool:
         if p == root or root in p.parents:
             return not any(part in IGNORED_DIR_NAMES for part in p.relative_to(root).parts)
     return False
-
-
-class CrashLoop:
-    """Counts the server's own exits: `limit` of them within `window` seconds is a crash loop, until reset()."""
-
-    def __init__(self, limit: int = 5, window: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
-        self.limit = limit
-        self.window = window
-        self.clock = clock
-        self.tripped = False
-        """A crash loop was seen; stays set until reset() (the next change or a click)."""
-        self._exits: deque[float] = deque(maxlen=limit)
-        self._lock = threading.Lock()
-
-    def record_exit(self, now: float | None = None) -> bool:
-        """Note an exit; True when this is (or already was) a crash loop, so do not restart."""
-        with self._lock:
-            self._exits.append(self.clock() if now is None else now)
-            if len(self._exits) == self.limit and self._exits[-1] - self._exits[0] <= self.window:
-                self.tripped = True
-            return self.tripped
-
-    def reset(self) -> None:
-        """Forget the exits (after a code change or a click on Restart)."""
-        with self._lock:
-            self._exits.clear()
-            self.tripped = False
 
 
 class _Handler(FileSystemEventHandler):

@@ -8,10 +8,11 @@ a live server says its lists changed. One restart at a time; the watcher already
 from __future__ import annotations
 
 import threading
+from collections import deque
+from collections.abc import Callable
 import time
 
 from inspector.protocol.diff import diff_servers, schema_still_fits
-from inspector.reload import CrashLoop
 from inspector.session import Session
 from inspector.transport import ExitInfo
 
@@ -138,3 +139,30 @@ class Restarter:
             before = self._snapshot
             self.session.refresh_lists()
             self._diff(before, "list_changed")
+
+
+class CrashLoop:
+    """Counts the server's own exits: `limit` of them within `window` seconds is a crash loop, until reset()."""
+
+    def __init__(self, limit: int = 5, window: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limit = limit
+        self.window = window
+        self.clock = clock
+        self.tripped = False
+        """A crash loop was seen; stays set until reset() (the next change or a click)."""
+        self._exits: deque[float] = deque(maxlen=limit)
+        self._lock = threading.Lock()
+
+    def record_exit(self, now: float | None = None) -> bool:
+        """Note an exit; True when this is (or already was) a crash loop, so do not restart."""
+        with self._lock:
+            self._exits.append(self.clock() if now is None else now)
+            if len(self._exits) == self.limit and self._exits[-1] - self._exits[0] <= self.window:
+                self.tripped = True
+            return self.tripped
+
+    def reset(self) -> None:
+        """Forget the exits (after a code change or a click on Restart)."""
+        with self._lock:
+            self._exits.clear()
+            self.tripped = False
