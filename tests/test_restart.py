@@ -170,7 +170,7 @@ class FakeSession:
         self.on_listed_hooks, self.on_exit_hooks, self.on_notification_hooks = [], [], []
         self.server = SimpleNamespace(error=None)
         self.events: list[str] = []
-        self.store = SimpleNamespace(signal=lambda name: None)
+        self.store = SimpleNamespace(signal=lambda change: None)
 
     def event(self, name: str, detail: dict) -> None:
         self.events.append(name)

@@ -175,19 +175,20 @@ def test_a_viewed_recording_refuses_every_action(demo, tmp_path):
 # -- regions and the websocket ----------------------------------------------------------------------------------
 
 def test_regions_render_each_signal_into_its_targets(demo):
+    from inspector.session import changes
     from inspector.web import regions
     from inspector.web.present import slug
 
     call_id = call_word_count(demo, "x")
     wait_for(lambda: demo.services.calls.calls[call_id].state != "pending", 10, message="the call answered")
     with demo.app.test_request_context():
-        targets = lambda name: re.findall(r'<hx-partial hx-target="([^"]+)"', "".join(regions.pushes(name)))  # noqa: E731
-        assert targets("server") == ["#server-panel", "#resources-list", "#resource-templates-list", "#prompts-list",
-                                     "#tasks-panel"]
-        assert targets("tools") == ["#tools-list"]
-        assert targets(f"call:{call_id}") == [f"#call-{call_id}", f"#history-{slug('word_count')}"]
-        assert targets("call:999999") == [] and targets("task-call:x") == [] and targets("no-such-region") == []
-        assert targets("replay") == ["#replay-report"]
+        targets = lambda change: re.findall(r'<hx-partial hx-target="([^"]+)"', "".join(regions.pushes(change)))  # noqa: E731
+        assert targets(changes.SERVER) == ["#server-panel", "#resources-list", "#resource-templates-list",
+                                           "#prompts-list", "#tasks-panel"]
+        assert targets(changes.TOOLS) == ["#tools-list"]
+        assert targets(changes.call(call_id)) == [f"#call-{call_id}", f"#history-{slug('word_count')}"]
+        assert targets(changes.call(999999)) == [] and targets(changes.task_call(999999)) == []
+        assert targets(changes.REPLAY) == ["#replay-report"]
 
 
 class FakeSocket:

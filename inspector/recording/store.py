@@ -14,7 +14,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Hashable, Iterable
 
 from inspector.protocol import jsonrpc
 from inspector.recording.files import RecordingWriter, check_header
@@ -107,7 +107,7 @@ class Store:
         self._by_seq: dict[int, int] = {}
         self._pairer = Pairer()
         self._seq = 0
-        self._signals: deque[tuple[int, str]] = deque(maxlen=2000)
+        self._signals: deque[tuple[int, Hashable]] = deque(maxlen=2000)
         self._signal_seq = 0
         self.closed = False
         self.listeners: list = []
@@ -180,11 +180,17 @@ class Store:
                 problems.insert(0, "no header line: not an mcp-inspect recording, or its first line is damaged")
         return header, problems
 
-    def signal(self, name: str) -> None:
-        """Tell live viewers that a page region (server, tools, call:N, ...) changed."""
+    def signal(self, change: Hashable) -> None:
+        """Tell live viewers that something the page shows changed (a session.changes.Change; the store keeps it
+        opaque, so the recording layer knows nothing of the page)."""
         with self._lock:
             self._signal_seq += 1
-            self._signals.append((self._signal_seq, name))
+            self._signals.append((self._signal_seq, change))
+            self.changed.notify_all()
+
+    def wake(self) -> None:
+        """Wake every waiter without a change (a viewer's own news, such as new filters)."""
+        with self._lock:
             self.changed.notify_all()
 
     def close(self) -> None:
@@ -278,13 +284,13 @@ class Store:
         with self.changed:
             return bool(self.changed.wait_for(predicate, timeout))
 
-    def signals_since(self, signal_seq: int) -> tuple[list[str] | None, int]:
-        """Region names signalled after signal_seq (deduplicated, in order); None when some were dropped."""
+    def signals_since(self, signal_seq: int) -> tuple[list[Hashable] | None, int]:
+        """Changes signalled after signal_seq (deduplicated, in order); None when some were dropped."""
         with self._lock:
             newest = self._signal_seq
             if self._signals and self._signals[0][0] > signal_seq + 1:
                 return None, newest
-            names: list[str] = []
+            names: list[Hashable] = []
             for number, name in self._signals:
                 if number > signal_seq and name not in names:
                     names.append(name)

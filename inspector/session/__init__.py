@@ -18,6 +18,7 @@ from inspector.client.rpc import Client, Pending, RequestFailed
 from inspector.protocol.records import Record
 from inspector.recording.store import Store
 from inspector.transport.stdio import ExitInfo, SpawnError
+from inspector.session import changes
 
 __all__ = ["LIST_METHODS", "Pending", "RequestFailed", "ServerState", "Session"]
 
@@ -110,12 +111,12 @@ class Session:
                     self.event("transport-error", {"error": str(exc), "url": self.url})
                 else:
                     self.event("spawn-failed", {"error": str(exc), "command": self.command})
-                self.store.signal("server")
+                self.store.signal(changes.SERVER)
                 return None
             self._process = process
             self.server.pid = pid
             self.server.state = "initializing"
-        self.store.signal("server")
+        self.store.signal(changes.SERVER)
         return process
 
     def stop(self, reason: str = "user", stdin_grace: float = 2.0, failure: str | None = None) -> None:
@@ -126,14 +127,14 @@ class Session:
                 return
             self.event("stop", {"reason": reason})
             self.server.state = "stopping"
-        self.store.signal("server")
+        self.store.signal(changes.SERVER)
         self.client.fail_all(failure or f"server stopped ({reason})", "restarted" if failure else "stopped")
         process.stop(stdin_grace=stdin_grace)
         process.exited.wait(5)
         with self._lock:
             if self.server.state in ("stopping", "exited"):
                 self.server.state = "stopped"
-        self.store.signal("server")
+        self.store.signal(changes.SERVER)
 
     def close(self) -> None:
         """Stop for good (inspector shutdown); the request-timeout thread ends too."""
@@ -192,7 +193,7 @@ class Session:
         said = info.reason or f"the server {info.describe()}"
         # Not `gone`: a request made after this exit says "the server is not running", as the page words it.
         self.client.fail_all(said + (f"; last stderr:\n{tail}" if tail else ""), "exited")
-        self.store.signal("server")
+        self.store.signal(changes.SERVER)
         for hook in self.on_exit_hooks:
             hook(info, by_itself)
 
@@ -201,7 +202,7 @@ class Session:
         self.event(name, detail)
         if name == "transport-error" and detail.get("kind") == "auth":
             self.auth_needed = {"www_authenticate": detail.get("www_authenticate")}
-            self.store.signal("server")
+            self.store.signal(changes.SERVER)
 
     def on_session_expired(self) -> None:
         """HTTP: the server forgot our session (404): connect again with a fresh handshake, shown as a restart."""
@@ -307,7 +308,7 @@ class Session:
             server.supported_versions = connected.supported_versions
             if server.state == "initializing":
                 server.state = "running"
-        self.store.signal("server")
+        self.store.signal(changes.SERVER)
         self.refresh_lists(process)
         if self.server.era == eras.MODERN:
             self.listen()
@@ -325,7 +326,7 @@ class Session:
         with self._lock:
             if self._process is process and self.server.state in ("initializing", "exited"):
                 self.server.error = message
-        self.store.signal("server")
+        self.store.signal(changes.SERVER)
 
     def refresh_lists(self, process: Any = None) -> None:
         """List tools, resources, templates and prompts for the capabilities the server declared."""
@@ -337,8 +338,8 @@ class Session:
             if items is None or self._process is not process:
                 continue
             setattr(self.server, attribute, items)
-            self.store.signal(attribute)
-        self.store.signal("server")
+            self.store.signal(changes.listed(attribute))
+        self.store.signal(changes.SERVER)
         for hook in self.on_listed_hooks:
             hook()
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from inspector.protocol import eras, jsonrpc
 from inspector.client.rpc import Pending, RequestFailed
+from inspector.session import changes
 
 ASKED = ("sampling/createMessage", "elicitation/create")
 USER_REJECTED = -1  # the code both SDKs use for a sampling request the user declined
@@ -104,7 +105,7 @@ class Asks:
                 ask = Ask(key=next(self._keys), id=None, method=item["method"], params=params, received=time.time(),
                           round=round_, input_key=key)
                 self.items[ask.key] = ask
-        self.session.store.signal("asks")
+        self.session.store.signal(changes.ASKS)
         return True
 
     def _take_urls(self, elicitations: list[dict], call) -> None:
@@ -115,7 +116,7 @@ class Asks:
                 ask = Ask(key=next(self._keys), id=None, method="elicitation/create", params=params,
                           received=time.time(), info_only=True, call=call)
                 self.items[ask.key] = ask
-        self.session.store.signal("asks")
+        self.session.store.signal(changes.ASKS)
 
     def _answerable(self, method: Any) -> bool:
         if method == "sampling/createMessage":
@@ -135,7 +136,7 @@ class Asks:
                   process=process)
         with self._lock:
             self.items[ask.key] = ask
-        self.session.store.signal("asks")
+        self.session.store.signal(changes.ASKS)
         return True
 
     def answer(self, key: int, *, result: Any = None, error: tuple[int, str] | None = None, summary: str) -> bool:
@@ -146,7 +147,7 @@ class Asks:
                 return False
             ask.state, ask.answer = "answered", summary
         if ask.info_only:
-            self.session.store.signal("asks")
+            self.session.store.signal(changes.ASKS)
             if ask.call is not None and isinstance(result, dict) and result.get("action") == "accept":
                 self.calls.call_tool(ask.call.tool, ask.call.arguments)  # the user opened the URL: try again
             return True
@@ -154,14 +155,14 @@ class Asks:
             sent = self.answer_input(ask.round, ask.input_key, None if error is not None else result)
             if not sent:
                 ask.state = "abandoned"
-            self.session.store.signal("asks")
+            self.session.store.signal(changes.ASKS)
             return sent
         reply = (jsonrpc.error_response(ask.id, error[0], error[1]) if error is not None
                  else jsonrpc.result_response(ask.id, result))
         sent = self.session.reply(ask.process, reply)
         if not sent:
             ask.state = "abandoned"
-        self.session.store.signal("asks")
+        self.session.store.signal(changes.ASKS)
         return sent
 
     def _abandon(self) -> None:
@@ -169,7 +170,7 @@ class Asks:
             for ask in self.items.values():
                 if ask.state == "pending":
                     ask.state = "abandoned"
-        self.session.store.signal("asks")
+        self.session.store.signal(changes.ASKS)
 
     # -- modern era: input_required rounds ---------------------------------------------------------------------
 

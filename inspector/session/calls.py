@@ -15,6 +15,7 @@ from typing import Any, Callable
 from inspector.protocol import eras
 from inspector.client.rpc import Pending, RequestFailed
 from inspector.protocol.records import Record
+from inspector.session import changes
 
 
 @dataclass
@@ -122,7 +123,7 @@ class Calls:
         if in_flight:
             client.cancel(pending.id, reason)
         if waiting:
-            self.session.store.signal("asks")
+            self.session.store.signal(changes.ASKS)
         client.finish(pending, failure=RequestFailed(f"tools/call: {reason}", reason="cancelled"))
         return True
 
@@ -146,4 +147,4 @@ class Calls:
         with call.changed:
             call.version += 1
             call.changed.notify_all()
-        self.session.store.signal(f"call:{call.id}")
+        self.session.store.signal(changes.call(call.id))

@@ -10,6 +10,7 @@ import threading
 import time
 from collections import OrderedDict
 from typing import Any
+from inspector.session import changes
 
 MAX_RESULTS = 200
 MAX_RESULT_BYTES = 64 * 1024 * 1024
@@ -35,7 +36,7 @@ class PanelState:
             params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
             if msg.get("method") == "notifications/resources/updated" and isinstance(params.get("uri"), str):
                 self.updated(params["uri"])
-                session.store.signal("resources")
+                session.store.signal(changes.RESOURCES)
 
         session.on_notification_hooks.append(on_notification)
 

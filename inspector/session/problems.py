@@ -12,6 +12,7 @@ from inspector.protocol.diagnostics.protocol import ProtocolChecker
 from inspector.protocol.diagnostics.rules import Warning
 from inspector.protocol.records import EVENT, Record
 from inspector.recording.store import Store
+from inspector.session import changes
 
 TICK_SECONDS = 1.0
 CHECKER_ERROR = "checker-error"
@@ -64,4 +65,4 @@ class Problems:
                 row.warning = warning.text  # rows rendered from now on carry the mark
             self.store.add(Record(EVENT, event="warning", detail=warning.event_detail()))
         if warnings:
-            self.store.signal("problems")
+            self.store.signal(changes.PROBLEMS)

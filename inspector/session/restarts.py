@@ -15,6 +15,7 @@ import time
 from inspector.protocol.diff import diff_servers, schema_still_fits
 from inspector.session import Session
 from inspector.transport import ExitInfo
+from inspector.session import changes
 
 RESTART_STDIN_GRACE = 0.3
 LIST_CHANGED_QUIET = 0.3
@@ -63,7 +64,7 @@ class Restarter:
             self.session.start(wait=True)
             summary = self._diff(before, reason) if self.session.server.state == "running" else "server did not start"
             self.last_restart = {"t": time.time(), "reason": reason, "paths": list(paths), "summary": summary}
-        self.session.store.signal("watch")
+        self.session.store.signal(changes.WATCH)
 
     def restart_in_background(self, reason: str, paths=()) -> None:
         """Restart on another thread (from a request handler or an exit hook)."""
@@ -72,7 +73,7 @@ class Restarter:
     def seen(self, tool_name: str) -> None:
         """The user looked at a tool: it is no longer marked new or changed."""
         if self.tool_marks.pop(tool_name, None):
-            self.session.store.signal("tools")
+            self.session.store.signal(changes.TOOLS)
 
     def status(self) -> dict:
         """For the page header: what is watched, the last restart and why, crash-loop state."""
@@ -95,7 +96,7 @@ class Restarter:
         for name in diff.changed_tool_names():
             self.tool_marks[name] = "changed"
         self._forget_inputs_that_no_longer_fit(before, after)
-        self.session.store.signal("tools")
+        self.session.store.signal(changes.TOOLS)
         return diff.summary()
 
     def _forget_inputs_that_no_longer_fit(self, before: dict, after: dict) -> None:
@@ -118,8 +119,8 @@ class Restarter:
             self.session.server.error = ("crash loop: the server exited 5 times within 10 s; not restarting it "
                                          "until the next change or a click on Restart")
             self.session.event("crash-loop", {"exits": self.crash_loop.limit, "window_s": self.crash_loop.window})
-            self.session.store.signal("server")
-            self.session.store.signal("watch")
+            self.session.store.signal(changes.SERVER)
+            self.session.store.signal(changes.WATCH)
             return
         self.restart_in_background("crash")
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from inspector.recording.store import Store
 from inspector.client.connect import HttpTarget
+from inspector.session import changes
 
 VIEWER_START_SECONDS = 20
 
@@ -87,7 +88,7 @@ class Sharing:
 
         def on_step(step) -> None:
             run.steps = list(replayer.steps)
-            store.signal("replay")
+            store.signal(changes.REPLAY)
 
         session.stop(reason="replay", stdin_grace=0.3, failure="server restarted for a replay")
         replayer = Replayer(loaded, session.command, cwd=session.cwd, env=session.env, store=store,
@@ -101,7 +102,7 @@ class Sharing:
             run.state, run.error = "failed", f"internal error: {exc!r}"
         finally:
             session.start()
-            store.signal("replay")
+            store.signal(changes.REPLAY)
 
 
 def _http_target(session) -> HttpTarget | None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from inspector.session.calls import Call
 from inspector.protocol.tasks import augment_call_params, task_from_result, task_from_status_notification, task_request
+from inspector.session import changes
 
 STATUS_NOTIFICATIONS = ("notifications/tasks/status", "notifications/tasks")
 """The 2025-11-25 (and our reading of the extension's) status notification, and the ext-tasks draft's name."""
@@ -222,7 +223,7 @@ class TaskTracker:
                 call.done.set()
                 call.version += 1
                 call.changed.notify_all()
-            self.session.store.signal(f"task-call:{call.id}")
+            self.session.store.signal(changes.task_call(call.id))
 
         pending = self.session.request("tools/call", params, timeout=timeout, on_done=done)
         call.request_seq = pending.seq
@@ -298,7 +299,7 @@ class TaskTracker:
                 else:
                     self.note(view, source=method)
                     return
-            self.session.store.signal("tasks")
+            self.session.store.signal(changes.TASKS)
 
         return self.session.request(method, params, on_done=done)
 
@@ -306,11 +307,11 @@ class TaskTracker:
 
     def _signal(self, entry: TrackedTask) -> None:
         store = self.session.store
-        store.signal("tasks")
+        store.signal(changes.TASKS)
         if entry.call_id is not None:
-            store.signal(f"task-call:{entry.call_id}")
+            store.signal(changes.task_call(entry.call_id))
         if entry.session_call_id is not None:
-            store.signal(f"call:{entry.session_call_id}")
+            store.signal(changes.call(entry.session_call_id))
 
     def _prune(self) -> None:
         while len(self.tasks) > MAX_TASKS:

@@ -73,18 +73,18 @@ class LiveConnection:
         rows, self.cursor = self.store.since(self.cursor, self.filters, BATCH_ROWS)
         if rows:
             parts.append(render_template("partials/_push_rows.html", rows=rows, swap="beforeend", older=False))
-        names, self.signal_cursor = self.store.signals_since(self.signal_cursor)
-        parts += self._panels(("server", "tools", "watch") if names is None else names)
+        changed, self.signal_cursor = self.store.signals_since(self.signal_cursor)
+        parts += self._panels(regions.CATCH_UP if changed is None else changed)
         if parts:
             self._send("".join(parts))
 
-    def _panels(self, names) -> list[str]:
+    def _panels(self, changed) -> list[str]:
         parts = []
-        for name in names:
+        for change in changed:
             try:
-                parts.extend(regions.pushes(name))
+                parts.extend(regions.pushes(change))
             except Exception:  # a region that fails to render must not take the live connection down
-                current_app.logger.exception("could not render %s for the page", name)
+                current_app.logger.exception("could not render %s for the page", change)
         return parts
 
     def _send(self, text: str) -> None:
@@ -108,7 +108,7 @@ class LiveConnection:
             if isinstance(message, dict) and message.get("type") == "filters":
                 with self._lock:
                     self._requested_filters = Filters.from_mapping({**message, "filtered": True})
-                self.store.signal("filters")
+                self.store.wake()
         self.open = False
 
 

@@ -1,8 +1,9 @@
 """REGIONS: each page region the server re-renders and pushes, and the signal names that ask for it.
 
 A region is (target id, partial, context builder). The websocket (live.py) and the views push only through this
-table. The keys are still the names the session signals with `store.signal(...)`; a key ending in ":" takes an id
-after it (`call:3`, `task-call:7`). A context builder returns None when there is nothing to show.
+table, keyed by the part of a typed Change (session/changes.py) that the services put on the store's feed; a
+change with an id (a call, a task call) hands it to the context builder. A context builder returns None when there
+is nothing to show.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import Callable
 from flask import render_template
 
 from inspector.inspector import Inspector
+from inspector.session import changes
+from inspector.session.changes import Change, Part
 from inspector.web import get_inspector
 from inspector.web.present import slug
 
@@ -76,24 +79,26 @@ PROMPTS = Region("#prompts-list", "partials/_prompts_list.html", _lists)
 TASKS = Region("#tasks-panel", "partials/_tasks.html", lambda i, _: {"tasks_part": "panel"})
 TASK_CALL = Region("#task-call-{task_call.id}", "partials/_tasks.html", _task_call)
 
-REGIONS: dict[str, tuple[Region, ...]] = {
-    # "server" re-renders everything that shows what the server offers (the Tasks panel shows once it offers tasks)
-    "server": (SERVER, RESOURCES, RESOURCE_TEMPLATES, PROMPTS, TASKS),
-    "tools": (TOOLS,),
-    "watch": (WATCH,),
-    "asks": (ASKS,),
-    "problems": (PROBLEMS,),
-    "replay": (REPLAY,),
-    "resources": (RESOURCES,),
-    "resource_templates": (RESOURCE_TEMPLATES,),
-    "prompts": (PROMPTS,),
-    "tasks": (TASKS,),
-    "call:": (CALL, CALL_HISTORY),
-    "task-call:": (TASK_CALL,),
+REGIONS: dict[Part, tuple[Region, ...]] = {
+    # The server re-renders everything that shows what it offers (the Tasks panel shows once it offers tasks).
+    Part.SERVER: (SERVER, RESOURCES, RESOURCE_TEMPLATES, PROMPTS, TASKS),
+    Part.TOOLS: (TOOLS,),
+    Part.WATCH: (WATCH,),
+    Part.ASKS: (ASKS,),
+    Part.PROBLEMS: (PROBLEMS,),
+    Part.REPLAY: (REPLAY,),
+    Part.RESOURCES: (RESOURCES,),
+    Part.RESOURCE_TEMPLATES: (RESOURCE_TEMPLATES,),
+    Part.PROMPTS: (PROMPTS,),
+    Part.TASKS: (TASKS,),
+    Part.CALL: (CALL, CALL_HISTORY),
+    Part.TASK_CALL: (TASK_CALL,),
 }
 
-PAGE_LOAD = ("server", "tools", "watch", "problems", "asks")
+PAGE_LOAD = (changes.SERVER, changes.TOOLS, changes.WATCH, changes.PROBLEMS, changes.ASKS)
 """What a (re)connected websocket re-renders besides the rows."""
+CATCH_UP = (changes.SERVER, changes.TOOLS, changes.WATCH)
+"""What a connection re-renders when it fell so far behind that some changes were dropped."""
 
 
 def push(region: Region, key: str = "", **context) -> str:
@@ -106,8 +111,7 @@ def push(region: Region, key: str = "", **context) -> str:
                            partial=region.partial, **built)
 
 
-def pushes(name: str) -> list[str]:
-    """Every push a signal asks for (none for names this page does not show)."""
-    prefix, colon, key = name.partition(":")
-    regions = REGIONS.get(prefix + colon, ()) if colon else REGIONS.get(name, ())
-    return [html for html in (push(region, key) for region in regions) if html]
+def pushes(change: Change) -> list[str]:
+    """Every push a change asks for (none for what this page does not show)."""
+    key = "" if change.id is None else str(change.id)
+    return [html for html in (push(region, key) for region in REGIONS.get(change.part, ())) if html]

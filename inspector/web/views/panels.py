@@ -19,6 +19,7 @@ from flask import Blueprint, Response, render_template, request
 from inspector.protocol import content
 from inspector.client.rpc import RequestFailed
 from inspector.web import get_inspector
+from inspector.session import changes
 
 bp = Blueprint("panels", __name__)
 
@@ -166,7 +167,7 @@ def resource_subscription():
             state.subscriptions[uri] = session.server.starts
         else:
             state.subscriptions.pop(uri, None)
-        session.store.signal("resources")
+        session.store.signal(changes.RESOURCES)
     problem = failure or (f"JSON-RPC error {error.get('code')}: {error.get('message', '')}" if error else None)
     return render_template("partials/_resource_subscription.html", uri=uri, server=session.server, problem=problem)
 

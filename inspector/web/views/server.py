@@ -15,6 +15,7 @@ from inspector.recording.store import LOG_LEVELS
 from inspector.client.connect import parse_headers_text
 from inspector.web import get_inspector
 from inspector.web.views.page import error_partial
+from inspector.session import changes
 
 bp = Blueprint("server", __name__, url_prefix="/server")
 
@@ -106,5 +107,5 @@ def server_restart():
 def server_restart_on_crash():
     inspector = get_inspector()
     inspector.restarter.restart_on_crash = request.form.get("enabled") == "on"
-    inspector.store.signal("watch")
+    inspector.store.signal(changes.WATCH)
     return _panel()
