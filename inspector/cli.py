@@ -20,7 +20,7 @@ from inspector.commands.common import (
     header_values, seconds, url_value, value_options,
 )
 from inspector.config import Config, server_name
-from inspector.client.connect import url_name
+from inspector.client.targets import url_name
 
 SUBCOMMANDS = ("view", "replay", "call", "export", "check")
 

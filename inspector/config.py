@@ -80,7 +80,7 @@ class Config:
     def target(self) -> dict:
         """What the recording's header says was asked for."""
         if self.url:
-            from inspector.client.connect import HttpTarget
+            from inspector.client.targets import HttpTarget
 
             target = HttpTarget(self.url, self.transport, self.headers).recorded()
         else:

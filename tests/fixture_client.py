@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 import time
 
-from inspector.client.connect import Connection, StdioTarget
+from inspector.client.connect import Connection
+from inspector.client.targets import StdioTarget
 from inspector.client.rpc import FOREVER, Client, Pending, RequestFailed
 from inspector.protocol.records import FROM_SERVER, MESSAGE, STDERR
 

@@ -7,7 +7,6 @@ connection, timeout or crash failure (one line on stderr, never a traceback).
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 from dataclasses import dataclass
@@ -15,7 +14,8 @@ from typing import Any
 
 from inspector.config import DEFAULT_TIMEOUT
 from inspector.protocol.eras import explain_error
-from inspector.client.connect import Connection, StdioTarget
+from inspector.client.connect import Connection
+from inspector.client.targets import StdioTarget
 from inspector.client.handshake import ConnectFailed, connect_headless
 from inspector.client.rpc import Client, RequestFailed
 from inspector.protocol.eras import PROBE_SECONDS
@@ -23,7 +23,7 @@ from inspector.recording.files import RecordingError, close_sink, open_sink
 from inspector.transport.stdio import SpawnError
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
-    echo_stderr, env_keys, fail, seconds, server_env, split_command, write_stdout,
+    echo_stderr, env_keys, fail, server_env, split_command, write_stdout,
 )
 
 # Shorthand option → the method it implies.

@@ -16,7 +16,8 @@ from typing import Any
 from inspector.protocol import jsonrpc
 from inspector.protocol.diagnostics import ProtocolChecker, review_tools, summarize
 from inspector.protocol.diagnostics.rules import Advice, Warning, advice, warning
-from inspector.client.connect import Connection, StdioTarget
+from inspector.client.connect import Connection
+from inspector.client.targets import StdioTarget
 from inspector.client.handshake import ConnectFailed, connect_headless
 from inspector.client.rpc import Client, Pending, RequestFailed
 from inspector.protocol.eras import PROBE_SECONDS
@@ -25,7 +26,7 @@ from inspector.transport.stdio import SpawnError
 from inspector.protocol.records import EVENT, MESSAGE, TO_SERVER, Record
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_rules_option, add_server_options,
-    disabled_rules, dumps, http_target, env_keys, fail, seconds, server_env, split_command, terminal_text,
+    disabled_rules, dumps, http_target, env_keys, fail, server_env, split_command, terminal_text,
     write_stdout,
 )
 

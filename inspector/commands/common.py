@@ -146,7 +146,7 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
 def http_target(args: argparse.Namespace, command: list[str]):
     """The HttpTarget of --url/--transport/--header (None without --url), checked against the command; raises
     UsageError."""
-    from inspector.client.connect import HttpTarget
+    from inspector.client.targets import HttpTarget
 
     if args.url and command:
         raise UsageError("give either --url or a server command after --, not both")
@@ -158,7 +158,7 @@ def http_target(args: argparse.Namespace, command: list[str]):
 
 def url_value(url: str) -> str:
     """--url, checked; raises UsageError."""
-    from inspector.client.connect import TargetError, check_url
+    from inspector.client.targets import TargetError, check_url
 
     try:
         return check_url(url)
@@ -168,7 +168,7 @@ def url_value(url: str) -> str:
 
 def header_values(items: list[str]) -> tuple[tuple[str, str], ...]:
     """The --header values as (name, value); raises UsageError."""
-    from inspector.client.connect import TargetError, parse_headers
+    from inspector.client.targets import TargetError, parse_headers
 
     try:
         return parse_headers(items)

@@ -13,7 +13,6 @@ import sys
 import threading
 from typing import Any
 
-from inspector.config import DEFAULT_TIMEOUT
 from inspector.protocol.eras import parse_protocol
 from inspector.recording.files import Loaded, RecordingError, close_sink, open_sink, read_recording
 from inspector.protocol.records import FROM_SERVER
@@ -22,7 +21,7 @@ from inspector.recording.replay import (
 )
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
-    echo_stderr, env_keys, fail, seconds, server_env, split_command, terminal_text, write_stdout,
+    echo_stderr, env_keys, fail, server_env, split_command, terminal_text, write_stdout,
 )
 
 VALUE_CHARS = 300  # a diff line shows this much of each value; --json has them whole

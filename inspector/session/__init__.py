@@ -12,7 +12,8 @@ from typing import Any, Callable, Iterable
 
 from inspector.protocol import eras, jsonrpc
 from inspector.client import handshake
-from inspector.client.connect import HttpTarget, StdioTarget, transport_for
+from inspector.client.connect import transport_for
+from inspector.client.targets import HttpTarget, StdioTarget
 from inspector.client.offer import LIST_METHODS, Listener, ServerState, list_all
 from inspector.client.rpc import Client, Pending, RequestFailed
 from inspector.protocol.records import Record

@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass, field
 
 from inspector.recording.store import Store
-from inspector.client.connect import HttpTarget
+from inspector.client.targets import HttpTarget
 from inspector.session import changes
 
 VIEWER_START_SECONDS = 20

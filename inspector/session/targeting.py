@@ -8,7 +8,7 @@ from typing import Callable
 
 from inspector.client_configs import ServerEntry
 from inspector.config import Config, server_environment
-from inspector.client.connect import redacted
+from inspector.client.targets import redacted
 
 
 class Targeting:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from inspector.protocol import eras, jsonrpc
-from inspector.client.connect import Connection, StdioTarget
+from inspector.client.connect import Connection
+from inspector.client.targets import StdioTarget
 from inspector.client.rpc import DEFAULT_TIMEOUT, Client, RequestFailed
 from inspector.recording.files import Loaded, Sink, close_sink, open_sink
 from inspector.transport import SpawnError

@@ -6,7 +6,7 @@ from flask import Blueprint, Response, render_template, request
 
 from inspector.protocol.diagnostics.review import review_tools
 from inspector.protocol.roots import roots_text
-from inspector.client.connect import headers_text
+from inspector.client.targets import headers_text
 from inspector.web import get_inspector
 
 bp = Blueprint("page", __name__)

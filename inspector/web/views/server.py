@@ -12,7 +12,7 @@ from flask import Blueprint, render_template, request
 
 from inspector.protocol.roots import parse_roots
 from inspector.recording.store import LOG_LEVELS
-from inspector.client.connect import parse_headers_text
+from inspector.client.targets import parse_headers_text
 from inspector.web import get_inspector
 from inspector.web.views.page import error_partial
 from inspector.session import changes
