@@ -159,8 +159,10 @@ def build(config: Config, store: Store) -> Inspector:
         watcher.on_change = lambda paths: restarter.restart("file change", paths)
     panels = PanelState()
     panels.follow(session)
+    tasks = TaskTracker(session)
+    tasks.follow(session)
     inspector = Inspector(config=config, token=secrets.token_urlsafe(32), store=store, session=session,
-                          tasks=TaskTracker(session), panels=panels, restarter=restarter, watcher=watcher,
+                          tasks=tasks, panels=panels, restarter=restarter, watcher=watcher,
                           problems=problems, asks=asks, calls=calls, sharing=Sharing(store, session))
     inspector.targeting = Targeting(session, config, lambda: inspector.port)
     if config.url:

@@ -103,9 +103,10 @@ class TaskTracker:
         self.prefs: dict[str, dict] = {}
         """Per tool: {"task": bool, "ttl": int} as last posted, so the form keeps them."""
         self._adopted: set[int] = set()
-        hooks = getattr(session, "on_notification_hooks", None)
-        if hooks is not None:
-            hooks.append(self._on_notification)
+
+    def follow(self, session) -> None:
+        """Hear the live session's task status notifications (a viewed recording has none to hear)."""
+        session.on_notification_hooks.append(self._on_notification)
 
     # -- reading --------------------------------------------------------------------------------------------
 
