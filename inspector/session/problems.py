@@ -36,7 +36,7 @@ class Problems:
 
     def _run(self) -> None:
         next_tick = time.monotonic() + TICK_SECONDS
-        while True:
+        while not self.store.closed:  # the run is over once its store is closed: the thread ends with it
             try:
                 record = self._queue.get(timeout=max(0.05, next_tick - time.monotonic()))
             except queue.Empty:
