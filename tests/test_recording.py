@@ -7,6 +7,7 @@ import json
 import re
 import stat
 import tempfile
+import tracemalloc
 import uuid
 
 import pytest
@@ -18,7 +19,7 @@ from inspector.protocol import jsonrpc
 from inspector.recording import files as recording
 from inspector.recording.files import (
     FORMAT, REDACTED, VERSION, RecordingError, RecordingWriter, default_path, ensure_folder, header,
-    read_recording, safe_name,
+    Line, read_recording, safe_name, split_lines,
 )
 from inspector.protocol.records import Record
 
@@ -258,6 +259,33 @@ def test_empty_file_and_unreadable_paths(tmp_path):
         read_recording(tmp_path / "missing.jsonl")
     with pytest.raises(RecordingError, match="cannot open"):
         read_recording(tmp_path)
+
+
+def test_split_lines_numbers_offsets_and_flags_across_blocks(monkeypatch):
+    monkeypatch.setattr(recording, "MAX_LINE_BYTES", 5)
+    data = b"ab\n\nabcde\nabcdef\nxyz\n" + b"q" * 12 + b"\nend"
+    for size in (1, 2, 3, 7, len(data)):
+        blocks = (data[i:i + size] for i in range(0, len(data), size))
+        assert list(split_lines(blocks)) == [
+            Line(1, 0, b"ab", True), Line(2, 3, b"", True), Line(3, 4, b"abcde", True),
+            Line(4, 10, None, True), Line(5, 17, b"xyz", True), Line(6, 21, None, True), Line(7, 34, b"end", False),
+        ], size
+    assert list(split_lines(iter([b"", b"abcdefgh"]))) == [Line(1, 0, None, False)]  # oversized and cut off
+    assert list(split_lines(iter([]))) == []
+
+
+def test_split_lines_never_holds_a_huge_line(monkeypatch):
+    # 16 MiB with no newline, capped at 600 bytes: what is kept is about the cap plus one block, not the line.
+    monkeypatch.setattr(recording, "MAX_LINE_BYTES", 600)
+    block = b"x" * (64 * 1024)
+    tracemalloc.start()
+    try:
+        lines = list(split_lines(iter([block] * 256 + [b"\n{}\n"])))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert lines == [Line(1, 0, None, True), Line(2, 256 * len(block) + 1, b"{}", True)]
+    assert peak < 1024 * 1024
 
 
 # ----------------------------------------------------------------------------------------------- naming

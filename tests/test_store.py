@@ -10,6 +10,7 @@ import pytest
 
 from factories import event, invalid, received, sent, stderr
 from inspector.protocol import jsonrpc
+from inspector.recording import files
 from inspector.recording.files import RecordingWriter, read_recording
 from inspector.recording.store import Filters, Store
 
@@ -292,3 +293,77 @@ def test_signals_since_exactly_full_is_not_overflow(store):
     for _ in range(2000):
         store.signal("server")
     assert store.signals_since(0) == (["server"], 2000)
+
+
+# ------------------------------------------------------------------------------------ one reader for view
+
+HEAD_LINE = json.dumps({"kind": "header", "format": "mcp-inspect-recording", "version": 1,
+                        "target": {"command": ["s"]}}).encode() + b"\n"
+
+
+def damaged(with_header: bool = True) -> bytes:
+    """One of every damage a reader skips: the same bytes go to read_recording and to the view's Store."""
+    def line(seq, text):
+        return stderr(text, seq=seq, t=float(seq)).to_line()
+    return ((HEAD_LINE if with_header else b"")
+            + line(1, "one")
+            + b"{not json\n"
+            + b'{"seq":2,"t":2.0,"kind":"stderr","text":"\xff"}\n'
+            + line(1, "seq again")                                  # does not increase
+            + line(2, "x" * 3000)                                   # longer than the cap below
+            + line(3, "three")
+            + b'{"seq":"x","t":1.0,"kind":"stderr"}\n'
+            + line(4, "four")
+            + b'{"seq":5,"t":5.0,"kind":"std')                      # cut off
+
+
+def view_of(path):
+    writer = RecordingWriter.open_existing(path)
+    store = Store(writer)
+    try:
+        head, problems = store.load_existing()
+        return head, problems, [store.record(row.seq) for row in store.rows()], store
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("with_header", [True, False])
+def test_view_and_read_recording_read_a_damaged_file_the_same(tmp_path, monkeypatch, with_header):
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 600)
+    path = tmp_path / "damaged.jsonl"
+    path.write_bytes(damaged(with_header))
+    loaded = read_recording(path)
+    head, problems, records, _ = view_of(path)
+    assert head == loaded.header and (head is not None) == with_header
+    assert records == loaded.records and [r.seq for r in records] == [1, 3, 4]
+    assert problems == loaded.problems
+    n = 1 if with_header else 0  # line numbers move up without the header line
+    assert problems == ([] if with_header else
+                        ["no header line: not an mcp-inspect recording, or its first line is damaged"]) + [
+        f"line {n + 2}: not JSON (Expecting property name enclosed in double quotes), skipped",
+        f"line {n + 3}: not UTF-8, skipped",
+        f"line {n + 4}: seq 1 does not increase, skipped",
+        f"line {n + 5}: longer than 600 bytes, skipped",
+        f"line {n + 7}: seq must be an integer, skipped",
+        f"line {n + 9}: cut off (no newline at the end of the file), skipped",
+    ]
+
+
+def test_view_of_a_huge_line_without_newline_skips_it_and_search_still_works(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 600)
+    monkeypatch.setattr(files, "BLOCK_BYTES", 256)  # many blocks: the skip crosses block borders
+    path = tmp_path / "huge.jsonl"
+    path.write_bytes(HEAD_LINE + stderr("needle one", seq=1, t=1.0).to_line() + b"y" * 10_000 + b"\n"
+                     + stderr("needle two", seq=2, t=2.0).to_line() + b"z" * 5000)
+    loaded = read_recording(path)
+    head, problems, records, store = view_of(path)
+    assert problems == loaded.problems == ["line 3: longer than 600 bytes, skipped",
+                                           "line 5: longer than 600 bytes, skipped"]
+    assert [r.text for r in records] == [r.text for r in loaded.records] == ["needle one", "needle two"]
+    store.writer = RecordingWriter.open_existing(path)
+    try:
+        assert seqs_of(store.newest(Filters(q="NEEDLE"), 10)) == [1, 2]
+        assert [line for _, line in store.writer.read_all_lines()][1:] == [
+            stderr("needle one", seq=1, t=1.0).to_line()[:-1], stderr("needle two", seq=2, t=2.0).to_line()[:-1]]
+    finally:
+        store.writer.close()

@@ -79,10 +79,10 @@ def test_corrupt_recording_opens_with_what_is_readable(tmp_path, inspector_facto
     _, _, body = view.request("GET", "/")
     page = body.decode()
     assert "3 lines of this recording could not be read" in page
-    assert "line 3: not JSON" in page and "cut-off" in page
+    assert "line 3: not JSON" in page and "cut off" in page
     seqs, _ = first_frame_rows(view)
     assert seqs == [1, 2]
-    assert "cut-off" in view.stderr_text()
+    assert "cut off" in view.stderr_text()
 
 
 def test_newer_format_and_missing_file_are_clear_errors(tmp_path):

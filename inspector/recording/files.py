@@ -26,6 +26,7 @@ FORMAT = "mcp-inspect-recording"
 VERSION = 1
 # A line longer than this is reported and skipped, so a hostile file cannot exhaust memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024
+BLOCK_BYTES = 1 << 20
 
 
 class RecordingError(Exception):
@@ -146,24 +147,28 @@ class RecordingWriter:
         """Read back a line written earlier (for expanding a row)."""
         return os.pread(self._fd, length, offset)
 
+    def read_lines(self) -> Iterator["Line"]:
+        """Every line written so far, capped like every reader (see split_lines); the tail may be cut off."""
+        end = self.offset
+
+        def blocks() -> Iterator[bytes]:
+            pos = 0
+            while pos < end:
+                block = os.pread(self._fd, min(BLOCK_BYTES, end - pos), pos)
+                if not block:
+                    return
+                pos += len(block)
+                yield block
+
+        return split_lines(blocks())
+
     def read_all_lines(self) -> Iterator[tuple[int, bytes]]:
-        """(offset, line) for every line written so far, for searches over the whole session."""
-        end, pos, chunk = self.offset, 0, b""
-        while pos < end:
-            block = os.pread(self._fd, min(1 << 20, end - pos), pos)
-            if not block:
-                break
-            chunk += block
-            base = pos + len(block) - len(chunk)
-            pos += len(block)
-            start = 0
-            while True:
-                nl = chunk.find(b"\n", start)
-                if nl < 0:
-                    break
-                yield base + start, chunk[start:nl]
-                start = nl + 1
-            chunk = chunk[start:]
+        """(offset, line) for every whole line written so far, for searches over the whole session.
+
+        A line longer than MAX_LINE_BYTES is left out (and never held in memory whole)."""
+        for line in self.read_lines():
+            if line.data is not None and line.ended:
+                yield line.offset, line.data
 
     def close(self) -> None:
         """Flush to disk and close."""
@@ -239,54 +244,105 @@ def read_recording(path: Path | str) -> Loaded:
     except OSError as exc:
         raise RecordingError(f"cannot open {path}: {exc.strerror}") from None
     with handle:
-        return _parse(handle)
+        reader = RecordingReader()
+        records = [item for line in split_lines(iter(lambda: handle.read(BLOCK_BYTES), b""))
+                   if isinstance(item := reader.feed(line), Record)]
+    return Loaded(header=reader.header, records=records, problems=reader.finish(),
+                  complete=bool(records and records[-1].kind == EVENT and records[-1].event == "session-end"))
 
 
-def _parse(handle) -> Loaded:
-    loaded = Loaded(header=None, records=[])
-    number = 0
-    while True:
-        line = handle.readline(MAX_LINE_BYTES + 1)
-        if not line:
-            break
-        number += 1
-        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            loaded.problems.append(f"line {number}: longer than {MAX_LINE_BYTES} bytes, skipped")
-            while line and not line.endswith(b"\n"):  # skip the rest of the oversized line
-                line = handle.readline(MAX_LINE_BYTES)
-            continue
-        if not line.endswith(b"\n"):
-            loaded.problems.append(f"line {number}: cut off (no newline at the end of the file), skipped")
-            break
-        obj = _json_line(line, number, loaded.problems)
-        if obj is _SKIP:
-            continue
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of a recording as split_lines cuts it."""
+
+    number: int
+    """1-based."""
+    offset: int
+    data: bytes | None
+    """The line without its newline; None when it is longer than MAX_LINE_BYTES (never held whole)."""
+    ended: bool
+    """False for a last line with no newline (cut off)."""
+
+
+def split_lines(blocks: Iterator[bytes]) -> Iterator[Line]:
+    """Cut a stream of blocks into Lines, in linear time, holding at most MAX_LINE_BYTES plus one block."""
+    cap = MAX_LINE_BYTES
+    buf, start, scanned, number = bytearray(), 0, 0, 0
+    skipping: int | None = None  # the offset of an oversized line whose end is still being looked for
+    for block in blocks:
+        if skipping is not None:
+            nl = block.find(b"\n")
+            if nl < 0:
+                start += len(block)
+                continue
+            number += 1
+            yield Line(number, skipping, None, True)
+            skipping, start, block = None, start + nl + 1, block[nl + 1:]
+        buf += block
+        lo = 0
+        while (nl := buf.find(b"\n", scanned)) >= 0:
+            number += 1
+            yield Line(number, start + lo, bytes(buf[lo:nl]) if nl - lo <= cap else None, True)
+            lo = scanned = nl + 1
+        del buf[:lo]
+        start, scanned = start + lo, len(buf)
+        if len(buf) > cap:
+            skipping, start, scanned = start, start + len(buf), 0
+            buf.clear()
+    if skipping is not None:
+        yield Line(number + 1, skipping, None, False)
+    elif buf:
+        yield Line(number + 1, start, bytes(buf), False)
+
+
+class RecordingReader:
+    """The one reader of recordings: `read_recording`, `Store.load_existing` (view, the page) and so replay and
+    export all skip the same lines with the same problem messages. Feed it Lines in order, then call finish().
+
+    Skipped, one problem each: a line longer than MAX_LINE_BYTES, a cut-off last line, a line that is not UTF-8
+    or not JSON, one that is not a record (RecordError), and a record whose seq does not increase. A header is
+    only read on line 1; a header of another format or a newer version raises RecordingError.
+    """
+
+    def __init__(self) -> None:
+        self.header: dict | None = None
+        self.problems: list[str] = []
+        self.last_seq = 0
+
+    def feed(self, line: Line) -> dict | Record | None:
+        """The header (line 1), a Record, or None for a skipped line (its problem noted)."""
+        number = line.number
+        if line.data is None:
+            return self._skip(number, f"longer than {MAX_LINE_BYTES} bytes")
+        if not line.ended:
+            return self._skip(number, "cut off (no newline at the end of the file)")
+        try:
+            obj = json.loads(line.data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return self._skip(number, "not UTF-8")
+        except ValueError as exc:
+            return self._skip(number, f"not JSON ({exc.msg})")
         if number == 1 and isinstance(obj, dict) and obj.get("kind") == "header":
             check_header(obj)
-            loaded.header = obj
-            continue
+            self.header = obj
+            return obj
         try:
-            loaded.records.append(from_dict(obj))
+            record = from_dict(obj)
         except RecordError as exc:
-            loaded.problems.append(f"line {number}: {exc}, skipped")
-    if loaded.header is None and number:
-        loaded.problems.insert(0, "no header line: not an mcp-inspect recording, or its first line is damaged")
-    last = loaded.records[-1] if loaded.records else None
-    loaded.complete = bool(last and last.kind == "event" and last.event == "session-end")
-    return loaded
+            return self._skip(number, str(exc))
+        if record.seq <= self.last_seq:
+            return self._skip(number, f"seq {record.seq} does not increase")
+        self.last_seq = record.seq
+        return record
 
+    def _skip(self, number: int, why: str) -> None:
+        self.problems.append(f"line {number}: {why}, skipped")
 
-_SKIP = object()
-
-
-def _json_line(line: bytes, number: int, problems: list[str]) -> Any:
-    try:
-        return json.loads(line.decode("utf-8"))
-    except UnicodeDecodeError:
-        problems.append(f"line {number}: not UTF-8, skipped")
-    except ValueError as exc:
-        problems.append(f"line {number}: not JSON ({exc.msg}), skipped")
-    return _SKIP
+    def finish(self) -> list[str]:
+        """The problems, led by a missing header (an empty file has none either)."""
+        if self.header is None:
+            self.problems.insert(0, "no header line: not an mcp-inspect recording, or its first line is damaged")
+        return self.problems
 
 
 def check_header(head: dict) -> None:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Hashable, Iterable
 
 from inspector.protocol import jsonrpc
-from inspector.recording.files import RecordingWriter, check_header
+from inspector.recording.files import RecordingReader, RecordingWriter
 from inspector.protocol.records import (
-    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, RecordError, describe_event, from_dict,
+    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, describe_event, from_dict,
     message_kind,
 )
 
@@ -149,36 +149,18 @@ class Store:
     def load_existing(self) -> tuple[dict | None, list[str]]:
         """Index an existing recording (for view): rows keep the file's seq and t; bad lines are skipped.
 
-        Returns the header and one problem per skipped line. Raises RecordingError for a file of a newer format.
+        Read by the one RecordingReader, so `view` skips and reports exactly what `read_recording` does. Returns
+        the header and the problems. Raises RecordingError for a file of another format or a newer version.
         """
-        header, problems, end = None, [], 0
+        reader = RecordingReader()
         with self._lock:
-            for number, (offset, line) in enumerate(self.writer.read_all_lines(), 1):
-                end = offset + len(line) + 1
-                try:
-                    obj = json.loads(line)
-                except ValueError:  # includes invalid UTF-8
-                    problems.append(f"line {number}: not JSON, skipped")
-                    continue
-                if number == 1 and isinstance(obj, dict) and obj.get("kind") == "header":
-                    check_header(obj)
-                    header = obj
-                    continue
-                try:
-                    record = from_dict(obj)
-                except RecordError as exc:
-                    problems.append(f"line {number}: {exc}, skipped")
-                    continue
-                if record.seq <= self._seq:
-                    problems.append(f"line {number}: seq {record.seq} does not increase, skipped")
-                    continue
-                self._seq = record.seq
-                self._index(record, offset, len(line))
-            if self.writer.offset > end:
-                problems.append(f"the last {self.writer.offset - end} bytes are a cut-off line, skipped")
-            if header is None:
-                problems.insert(0, "no header line: not an mcp-inspect recording, or its first line is damaged")
-        return header, problems
+            reader.last_seq = self._seq
+            for line in self.writer.read_lines():
+                record = reader.feed(line)
+                if isinstance(record, Record):
+                    self._seq = record.seq
+                    self._index(record, line.offset, len(line.data))
+        return reader.header, reader.finish()
 
     def signal(self, change: Hashable) -> None:
         """Tell live viewers that something the page shows changed (a session.changes.Change; the store keeps it
