@@ -253,3 +253,19 @@ def test_progress_bar_and_cancel_in_the_page(page, inspector_factory):
     assert "cancelled" in page.locator(".call").inner_text()
     wait_for(lambda: any(r.get("kind") == "message" and r["msg"].get("method") == "notifications/cancelled"
                          for r in records_in(inspector.record)), 5, message="the cancellation was sent")
+
+
+def test_an_open_roots_editor_survives_pushes_of_the_server_panel(page, inspector_factory):
+    """The server panel is re-rendered whenever the server's state changes; the roots editor the user has open,
+    and what they typed into it, stay as they are."""
+    inspector = inspector_factory([], "--demo")
+    open_page(page, inspector)
+    page.locator("#server-panel .roots-edit > summary").click()
+    page.locator("#roots-text").fill("file:///srv/typed-but-not-saved")
+    spawns = len([r for r in records_in(inspector.record) if r.get("event") == "spawn"])
+    inspector.post("/server/restart")  # pushes the panel several times: stopping, starting, running
+    wait_for(lambda: len([r for r in records_in(inspector.record) if r.get("event") == "spawn"]) > spawns, 20,
+             message="the restart")
+    page.locator("#server-panel.state-running, #server-panel .state-running").first.wait_for()
+    assert page.locator("#server-panel .roots-edit").get_attribute("open") is not None
+    assert page.locator("#roots-text").input_value() == "file:///srv/typed-but-not-saved"
