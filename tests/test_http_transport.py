@@ -120,15 +120,15 @@ def connect():
         started = time.monotonic()
         conn.stop(stdin_grace=0.5)
         assert time.monotonic() - started < 4.0
-    # stop() closes every stream: no thread of ours is left reading.
+    # stop() closes every stream: no thread of ours is left reading. Wait on the threads themselves.
     deadline = time.monotonic() + 3.0
-    while time.monotonic() < deadline and our_threads():
-        time.sleep(0.02)
-    assert our_threads() == []
+    for thread in our_threads():
+        thread.join(max(0.0, deadline - time.monotonic()))
+    assert [thread.name for thread in our_threads()] == []
 
 
-def our_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("mcp-http") and t.is_alive()]
+def our_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("mcp-http") and t.is_alive()]
 
 
 def send(conn: HttpConnection, msg: dict) -> None:
