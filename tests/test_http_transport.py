@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import httpx
 import pytest
-from conftest import free_port, start_http_fixture, stop_process_group
+from conftest import free_port, start_http_fixture, stop_process_group, wait_for
 
 from inspector.transport import HttpTransport, SpawnError, Transport
 from inspector.transport.http import AUTH_HINT, ConnectError, HttpConnection, header_value
@@ -163,10 +163,17 @@ def start_sdk_server(transport: str, log: Path) -> tuple[subprocess.Popen, int]:
 
 
 @pytest.fixture(scope="module")
-def sdk_http(tmp_path_factory):
-    proc, port = start_sdk_server("streamable-http", tmp_path_factory.mktemp("sdk") / "http.log")
-    yield f"http://127.0.0.1:{port}/mcp"
+def sdk_http_server(tmp_path_factory):
+    """The SDK over Streamable HTTP: (its /mcp URL, the file its stderr goes to)."""
+    log = tmp_path_factory.mktemp("sdk") / "http.log"
+    proc, port = start_sdk_server("streamable-http", log)
+    yield f"http://127.0.0.1:{port}/mcp", log
     stop_process_group(proc)
+
+
+@pytest.fixture(scope="module")
+def sdk_http(sdk_http_server):
+    return sdk_http_server[0]
 
 
 @pytest.fixture(scope="module")
@@ -314,10 +321,12 @@ def test_the_sdk_rejects_a_header_that_disagrees_with_the_body(connect, sdk_http
     assert answer["error"]["code"] == -32020 and meta["status"] == 400
 
 
-def test_modern_era_cancel_closes_the_response_stream_instead_of_posting(connect, sdk_http):
-    conn, rec = connect(sdk_http)
-    send(conn, modern(1, "tools/call", {"name": "nap", "arguments": {"seconds": 30}}))
-    time.sleep(0.5)  # let the POST reach the server
+def test_modern_era_cancel_closes_the_response_stream_instead_of_posting(connect, sdk_http_server):
+    url, log = sdk_http_server
+    conn, rec = connect(url)
+    send(conn, modern(1, "tools/call", {"name": "nap", "arguments": {"seconds": 30, "tag": "modern-cancel"}}))
+    # The POST is on the wire and the server is running the tool: its response stream is open.
+    wait_for(lambda: "nap modern-cancel started" in log.read_text(errors="replace"), message="the nap to start")
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
               "params": {"requestId": 1, "_meta": dict(MODERN_META)}}
     meta = conn.request_meta(cancel)
@@ -765,8 +774,14 @@ def test_subscriptions_listen_stays_open_until_cancelled(connect, sdk_http):
     _, meta = rec.wait(lambda: next(((m, meta) for m, meta in rec.messages
                                        if m.get("method") == "notifications/subscriptions/acknowledged"), None))
     assert meta["via"] == "post"
-    time.sleep(0.3)
-    assert not rec.failed  # the stream is still open: no response yet, and none is missed
+    # A later event still arrives on the same stream: it stayed open after the acknowledgement.
+    send(conn, modern(2, "tools/call", {"name": "announce", "arguments": {}}))
+    assert rec.response(2)[0]["result"]["content"][0]["text"] == "announced"
+    changed, meta = rec.wait(lambda: next(((m, meta) for m, meta in rec.messages
+                                             if m.get("method") == "notifications/tools/list_changed"), None),
+                             what="the tools/list_changed event on the listen stream")
+    assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 1 and meta["via"] == "post"
+    assert not rec.failed  # no response to the listen request yet, and none is missed
     send(conn, {"jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": 1, "_meta": dict(MODERN_META)}})
     assert rec.failure(1).startswith("cancelled")
