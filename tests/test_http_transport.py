@@ -469,7 +469,8 @@ class Quirks(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(f": hello\r\n\r\nevent: endpoint\r\ndata: {endpoint}\r\n\r\n".encode())
             self.wfile.flush()
-            time.sleep(0.3)
+            # The stream stays open until the test ends it (/sse-short) or the module's servers stop.
+            (self.state["sse_end"] if path == "/sse-short" else self.state["release"]).wait(20)
             self.close_connection = True  # then the stream ends
         elif path == "/gs":
             self._get_stream()
@@ -506,13 +507,14 @@ class QuietServer(ThreadingHTTPServer):
 def quirks():
     release = threading.Event()
     Quirks.state = {"posts": [], "gets": [], "slow_init_notes": [], "hang_seen": threading.Event(), "release": release,
-                    "other_port": free_port(), "own_port": free_port()}
+                    "sse_end": threading.Event(), "other_port": free_port(), "own_port": free_port()}
     server = QuietServer(("127.0.0.1", 0), Quirks)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     Quirks.state["base"] = f"http://127.0.0.1:{server.server_address[1]}"
     Quirks.state["port"] = server.server_address[1]
     yield Quirks.state
     release.set()
+    Quirks.state["sse_end"].set()
     server.shutdown()
     server.server_close()
 
@@ -725,7 +727,10 @@ def test_auto_fails_clearly_when_the_server_speaks_neither_transport(connect, qu
 
 
 def test_the_end_of_the_legacy_sse_stream_ends_the_connection(connect, quirks):
+    quirks["sse_end"].clear()
     conn, rec = connect(quirks["base"] + "/sse-short", transport="sse")
+    assert not conn.exited.is_set() and not rec.exits  # the endpoint came and the stream is still open
+    quirks["sse_end"].set()  # now the server ends it
     info = rec.wait(lambda: rec.exits and rec.exits[0], timeout=5, what="the exit")
     assert info.reason == "the server closed the SSE stream" and info.describe() == info.reason
     assert conn.exited.is_set()
