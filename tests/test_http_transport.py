@@ -440,6 +440,8 @@ class Quirks(BaseHTTPRequestHandler):
                 self._reply(202)
         elif path == "/slow-init":  # a slow initialize answer: what comes after must still carry the session
             if msg.get("method") == "initialize":
+                # The server's slowness, not synchronisation: a client that waits for this answer passes however
+                # long it takes; one that does not gets its next POSTs here first, without the session.
                 time.sleep(0.3)
                 self._reply(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"],
                                              "result": {"protocolVersion": "2025-06-18", "capabilities": {},
