@@ -19,7 +19,7 @@ from typing import ClassVar
 
 import httpx
 import pytest
-from conftest import free_port, start_http_fixture, stop_process_group
+from conftest import free_port, start_http_fixture, stop_process_group, wait_for
 
 from inspector.transport import HttpTransport, SpawnError, Transport
 from inspector.transport.http import AUTH_HINT, ConnectError, HttpConnection, header_value
@@ -120,15 +120,15 @@ def connect():
         started = time.monotonic()
         conn.stop(stdin_grace=0.5)
         assert time.monotonic() - started < 4.0
-    # stop() closes every stream: no thread of ours is left reading.
+    # stop() closes every stream: no thread of ours is left reading. Wait on the threads themselves.
     deadline = time.monotonic() + 3.0
-    while time.monotonic() < deadline and our_threads():
-        time.sleep(0.02)
-    assert our_threads() == []
+    for thread in our_threads():
+        thread.join(max(0.0, deadline - time.monotonic()))
+    assert [thread.name for thread in our_threads()] == []
 
 
-def our_threads() -> list[str]:
-    return [t.name for t in threading.enumerate() if t.name.startswith("mcp-http") and t.is_alive()]
+def our_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name.startswith("mcp-http") and t.is_alive()]
 
 
 def send(conn: HttpConnection, msg: dict) -> None:
@@ -163,10 +163,17 @@ def start_sdk_server(transport: str, log: Path) -> tuple[subprocess.Popen, int]:
 
 
 @pytest.fixture(scope="module")
-def sdk_http(tmp_path_factory):
-    proc, port = start_sdk_server("streamable-http", tmp_path_factory.mktemp("sdk") / "http.log")
-    yield f"http://127.0.0.1:{port}/mcp"
+def sdk_http_server(tmp_path_factory):
+    """The SDK over Streamable HTTP: (its /mcp URL, the file its stderr goes to)."""
+    log = tmp_path_factory.mktemp("sdk") / "http.log"
+    proc, port = start_sdk_server("streamable-http", log)
+    yield f"http://127.0.0.1:{port}/mcp", log
     stop_process_group(proc)
+
+
+@pytest.fixture(scope="module")
+def sdk_http(sdk_http_server):
+    return sdk_http_server[0]
 
 
 @pytest.fixture(scope="module")
@@ -314,10 +321,12 @@ def test_the_sdk_rejects_a_header_that_disagrees_with_the_body(connect, sdk_http
     assert answer["error"]["code"] == -32020 and meta["status"] == 400
 
 
-def test_modern_era_cancel_closes_the_response_stream_instead_of_posting(connect, sdk_http):
-    conn, rec = connect(sdk_http)
-    send(conn, modern(1, "tools/call", {"name": "nap", "arguments": {"seconds": 30}}))
-    time.sleep(0.5)  # let the POST reach the server
+def test_modern_era_cancel_closes_the_response_stream_instead_of_posting(connect, sdk_http_server):
+    url, log = sdk_http_server
+    conn, rec = connect(url)
+    send(conn, modern(1, "tools/call", {"name": "nap", "arguments": {"seconds": 30, "tag": "modern-cancel"}}))
+    # The POST is on the wire and the server is running the tool: its response stream is open.
+    wait_for(lambda: "nap modern-cancel started" in log.read_text(errors="replace"), message="the nap to start")
     cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
               "params": {"requestId": 1, "_meta": dict(MODERN_META)}}
     meta = conn.request_meta(cancel)
@@ -431,6 +440,8 @@ class Quirks(BaseHTTPRequestHandler):
                 self._reply(202)
         elif path == "/slow-init":  # a slow initialize answer: what comes after must still carry the session
             if msg.get("method") == "initialize":
+                # The server's slowness, not synchronisation: a client that waits for this answer passes however
+                # long it takes; one that does not gets its next POSTs here first, without the session.
                 time.sleep(0.3)
                 self._reply(200, json.dumps({"jsonrpc": "2.0", "id": msg["id"],
                                              "result": {"protocolVersion": "2025-06-18", "capabilities": {},
@@ -460,7 +471,8 @@ class Quirks(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(f": hello\r\n\r\nevent: endpoint\r\ndata: {endpoint}\r\n\r\n".encode())
             self.wfile.flush()
-            time.sleep(0.3)
+            # The stream stays open until the test ends it (/sse-short) or the module's servers stop.
+            (self.state["sse_end"] if path == "/sse-short" else self.state["release"]).wait(20)
             self.close_connection = True  # then the stream ends
         elif path == "/gs":
             self._get_stream()
@@ -497,13 +509,14 @@ class QuietServer(ThreadingHTTPServer):
 def quirks():
     release = threading.Event()
     Quirks.state = {"posts": [], "gets": [], "slow_init_notes": [], "hang_seen": threading.Event(), "release": release,
-                    "other_port": free_port(), "own_port": free_port()}
+                    "sse_end": threading.Event(), "other_port": free_port(), "own_port": free_port()}
     server = QuietServer(("127.0.0.1", 0), Quirks)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     Quirks.state["base"] = f"http://127.0.0.1:{server.server_address[1]}"
     Quirks.state["port"] = server.server_address[1]
     yield Quirks.state
     release.set()
+    Quirks.state["sse_end"].set()
     server.shutdown()
     server.server_close()
 
@@ -617,9 +630,20 @@ def test_a_server_that_never_answers_can_be_cancelled(connect, quirks, era):
     send(conn, {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params})
     assert rec.failure(1, timeout=5).startswith("cancelled")
     assert time.monotonic() - started < 3
-    time.sleep(0.3)
+
+    def methods_posted() -> list[str]:
+        return [json.loads(body).get("method") for _, body in quirks["posts"][posts_before:]]
+
     # Handshake era: the notification is POSTed too (it is the cancellation there); 2026-07-28: closing is enough.
-    assert len(quirks["posts"]) - posts_before == (2 if era == "handshake" else 1)
+    if era == "handshake":
+        wait_for(lambda: len(methods_posted()) == 2, message="the cancellation's POST")
+        assert methods_posted() == ["tools/call", "notifications/cancelled"]
+    else:
+        # POSTs go out in order: once a later message has reached the server, a POSTed cancellation would have too.
+        quirks["hang_seen"].clear()
+        send(conn, modern(2, "tools/list"))
+        assert quirks["hang_seen"].wait(5)
+        assert methods_posted() == ["tools/call", "tools/list"]
 
 
 def test_stop_ends_a_request_that_never_gets_an_answer(connect, quirks):
@@ -705,7 +729,10 @@ def test_auto_fails_clearly_when_the_server_speaks_neither_transport(connect, qu
 
 
 def test_the_end_of_the_legacy_sse_stream_ends_the_connection(connect, quirks):
+    quirks["sse_end"].clear()
     conn, rec = connect(quirks["base"] + "/sse-short", transport="sse")
+    assert not conn.exited.is_set() and not rec.exits  # the endpoint came and the stream is still open
+    quirks["sse_end"].set()  # now the server ends it
     info = rec.wait(lambda: rec.exits and rec.exits[0], timeout=5, what="the exit")
     assert info.reason == "the server closed the SSE stream" and info.describe() == info.reason
     assert conn.exited.is_set()
@@ -765,8 +792,14 @@ def test_subscriptions_listen_stays_open_until_cancelled(connect, sdk_http):
     _, meta = rec.wait(lambda: next(((m, meta) for m, meta in rec.messages
                                        if m.get("method") == "notifications/subscriptions/acknowledged"), None))
     assert meta["via"] == "post"
-    time.sleep(0.3)
-    assert not rec.failed  # the stream is still open: no response yet, and none is missed
+    # A later event still arrives on the same stream: it stayed open after the acknowledgement.
+    send(conn, modern(2, "tools/call", {"name": "announce", "arguments": {}}))
+    assert rec.response(2)[0]["result"]["content"][0]["text"] == "announced"
+    changed, meta = rec.wait(lambda: next(((m, meta) for m, meta in rec.messages
+                                             if m.get("method") == "notifications/tools/list_changed"), None),
+                             what="the tools/list_changed event on the listen stream")
+    assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 1 and meta["via"] == "post"
+    assert not rec.failed  # no response to the listen request yet, and none is missed
     send(conn, {"jsonrpc": "2.0", "method": "notifications/cancelled",
                 "params": {"requestId": 1, "_meta": dict(MODERN_META)}})
     assert rec.failure(1).startswith("cancelled")
