@@ -372,6 +372,8 @@ def test_copy_as_command_for_an_http_target(page_factory, streamable, tmp_path):
 def test_restart_of_an_http_target_reconnects_and_diffs(page_factory, streamable):
     inspector = page_factory([], "--url", streamable, "--protocol", "legacy")
     wait_tools(inspector)
+    # The diff compares with the first complete listing (tools, resources, prompts): restart once there is one.
+    wait_for(lambda: inspector.services.restarter.has_baseline, 15, message="the first listing")
     status, _, _ = inspector.post("/server/restart")
     assert status == 200
     wait_for(lambda: len(events(inspector, "handshake")) == 2, 15, message="a second handshake")

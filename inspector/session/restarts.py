@@ -48,6 +48,12 @@ class Restarter:
         session.on_exit_hooks.append(self._on_exit)
         session.on_notification_hooks.append(self._on_notification)
 
+    @property
+    def has_baseline(self) -> bool:
+        """The server's offer was listed once, so a restart can say what changed (before that it has nothing to
+        compare with, and a restart records no diff)."""
+        return self._snapshot is not None
+
     # -- restarting ------------------------------------------------------------------------------------------
 
     def restart(self, reason: str, paths: list[str] | tuple[str, ...] = ()) -> None:
