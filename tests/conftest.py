@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,7 +122,8 @@ def start_inspector(tmp_path: Path, server_argv: list[str], *options: str, recor
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=stderr_file, cwd=cwd or tmp_path,
                             env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
     stderr_file.close()
-    line = _readline_with_timeout(proc, 20)
+    # Generous: a loaded machine can take long to import Flask or to index a large recording for `view`.
+    line = _readline_with_timeout(proc, 60)
     match = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+)", line.strip())
     if not match:
         proc.kill()
@@ -258,6 +260,24 @@ def wait_for(predicate, timeout: float = 10.0, interval: float = 0.05, message: 
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {message}")
         time.sleep(interval)
+
+def wait_tools_listed(inspector, timeout: float = 20) -> list[dict]:
+    """Until the page knows the server's tools: their tools/list answer is recorded AND the page serves the first
+    one. The record is written before the session takes the list in (record first), so on a busy machine the
+    record alone can come a moment before the page knows the tool."""
+    def listed():
+        for r in records_in(inspector.record):
+            tools = (r.get("msg") or {}).get("result") if r.get("kind") == "message" else None
+            if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
+                return (tools["tools"],)
+        return None
+
+    (tools,) = wait_for(listed, timeout, message="tools listed")
+    if tools:
+        path = "/tools/" + urllib.parse.quote(tools[0]["name"], safe="")
+        wait_for(lambda: inspector.request("GET", path)[0] == 200, timeout, message="the page knows the tools")
+    return tools
+
 
 
 def records_in(path: Path) -> list[dict]:

@@ -6,12 +6,11 @@ import json
 
 import pytest
 
-from conftest import fixture_command, records_in, wait_for
+from conftest import fixture_command, records_in, wait_for, wait_tools_listed
 
 
 def wait_tools(inspector):
-    wait_for(lambda: any("tools" in (r.get("msg", {}).get("result") or {}) for r in records_in(inspector.record)
-                         if r.get("kind") == "message"), 15, message="tools listed")
+    wait_tools_listed(inspector)
 
 
 def tool_answer(inspector) -> dict:

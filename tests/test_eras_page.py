@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from conftest import fixture_command, records_in, wait_for
+from conftest import fixture_command, records_in, wait_for, wait_tools_listed
 
 ORDER_FORM = {"action": "accept", "f:/quantity": "3", "set:/gift_wrap": "true", "f:/colour": '"blue"'}
 ORDER_TEXT = "Order confirmed: 3 x teapot, colour blue (Ocean blue), gift-wrapped."
@@ -22,8 +22,7 @@ ORDER_TEXT = "Order confirmed: 3 x teapot, colour blue (Ocean blue), gift-wrappe
 
 def start(page_factory, era: str):
     inspector = page_factory(fixture_command("asking_sdk_server"), "--protocol", era)
-    wait_for(lambda: any("tools" in (r["msg"].get("result") or {}) for r in messages(inspector)), 20,
-             message="tools listed")
+    wait_tools_listed(inspector)
     return inspector
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import (
+    wait_tools_listed,
     FIXTURES,
     PYTHON,
     fixture_command,
@@ -57,8 +58,7 @@ def events(inspector, name: str) -> list[dict]:
 
 
 def wait_tools(inspector, timeout: float = 20) -> None:
-    wait_for(lambda: any("tools" in (r["msg"].get("result") or {}) for r in messages(inspector)), timeout,
-             message="tools listed")
+    wait_tools_listed(inspector, timeout)
 
 
 def call_result(inspector, tool: str, arguments: dict) -> dict:

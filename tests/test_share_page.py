@@ -10,12 +10,11 @@ import re
 import urllib.parse
 import uuid
 
-from conftest import fixture_command, read_records, records_in, wait_for
+from conftest import fixture_command, read_records, records_in, wait_for, wait_tools_listed
 
 
 def wait_tools(inspector):
-    wait_for(lambda: any(r.get("kind") == "message" and "tools" in (r["msg"].get("result") or {})
-                         for r in records_in(inspector.record)), 15, message="tools listed")
+    wait_tools_listed(inspector)
 
 
 def multipart(inspector, path: str, filename: str, content: bytes):
@@ -111,5 +110,6 @@ def test_replay_from_the_page_restarts_the_server_and_reports_each_step(page_fac
     report = wait_for(lambda: "all the same" in (b := inspector.request("GET", "/recordings/replay")[2].decode())
                       and b, 20, message="replay done")
     assert "tools/call" in report and "status-different" not in report
-    events = [r.get("event") for r in read_records(inspector.record)]
-    assert events.count("spawn") >= 3, "the server was stopped, replayed against, and started again"
+    # The report is done before the page's own server is started again: wait for that start.
+    wait_for(lambda: [r.get("event") for r in read_records(inspector.record)].count("spawn") >= 3, 20,
+             message="the server stopped, replayed against, and started again")

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import fixture_command, records_in, wait_for
+from conftest import fixture_command, records_in, wait_for, wait_tools_listed
 
 STATUS = "notifications/tasks/status"
 
@@ -22,8 +22,7 @@ def messages(inspector, direction: str | None = None) -> list[dict]:
 
 
 def wait_tools(inspector) -> None:
-    wait_for(lambda: any("tools" in (m.get("result") or {}) for m in messages(inspector, "from_server")), 15,
-             message="tools listed")
+    wait_tools_listed(inspector)
 
 
 def panel(inspector) -> str:
