@@ -183,12 +183,17 @@ def test_the_request_timeout_thread_ends_with_its_session(run_session):
     assert not session.client.deadlines.running
 
 
-def test_nonjson_stdout_is_shown_and_session_continues(run_session):
-    session, store, path = run_session(fixture_command("fake_server", "nonjson"))
+def invalid_rows_of_a_session_that_goes_on(run_session, mode: str) -> list[dict]:
+    """Run the fake server in `mode`: it must still answer an echo; the invalid rows of the recording."""
+    session, store, path = run_session(fixture_command("fake_server", mode))
     wait_running(session)
     result = session.request("tools/call", {"name": "echo", "arguments": {"text": "still here"}}).wait(10)
     assert result["content"][0]["text"] == "still here"
-    invalid = [r for r in read_records(path) if r["kind"] == "invalid"]
+    return [r for r in read_records(path) if r["kind"] == "invalid"]
+
+
+def test_nonjson_stdout_is_shown_and_session_continues(run_session):
+    invalid = invalid_rows_of_a_session_that_goes_on(run_session, "nonjson")
     assert [r["raw"] for r in invalid][:1] == ["Hello"]
     assert invalid[0]["error"].startswith("not JSON")
     assert any(r["error"].startswith("not UTF-8") for r in invalid)
@@ -397,3 +402,12 @@ def test_progress_extends_the_timeout_and_cancel_reaches_the_server(run_session,
     cancelled = [r["msg"] for r in read_records(path) if r.get("kind") == "message"
                  and r["msg"].get("method") == "notifications/cancelled"]
     assert cancelled[-1]["params"]["requestId"] == slow.request_id
+
+
+def test_a_too_deeply_nested_stdout_line_is_invalid_and_the_session_goes_on(run_session):
+    # Security rows 8 and 13: json.loads raised RecursionError on the reader thread, which died; nothing from the
+    # server was read again (the handshake's tools/list never answered).
+    invalid = invalid_rows_of_a_session_that_goes_on(run_session, "deep")
+    assert [r["raw"] for r in invalid] == ["[" * 100_000 + "]" * 100_000]
+    assert invalid[0]["error"] == "not decoded: nested more than 128 levels deep" and invalid[0]["dir"] == "from_server"
+
