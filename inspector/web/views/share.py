@@ -14,6 +14,7 @@ from flask import Blueprint, Response, abort, render_template, request
 from inspector.command_line import copy_as_command
 from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, read_recording
+from inspector.protocol.json import loads
 from inspector.protocol.redact import Rules
 from inspector.session.sharing import ReplayRun
 from inspector.web import get_inspector
@@ -131,7 +132,7 @@ def _current_header(store) -> dict | None:
     """The header line of this session's recording."""
     for _, line in store.writer.read_all_lines():
         try:
-            head = json.loads(line)
+            head = loads(line)
         except ValueError:
             return None
         return head if isinstance(head, dict) and head.get("kind") == "header" else None
