@@ -241,6 +241,14 @@ def test_brackets_inside_strings_do_not_count_as_nesting():
     assert decoded.kind == RESPONSE and decoded.msg["result"]["text"] == json.loads(text)
 
 
+def test_request_ids_of_a_request_or_a_batch():
+    assert jsonrpc.request_ids({"jsonrpc": "2.0", "id": 7, "method": "ping"}) == ["7"]
+    assert jsonrpc.request_ids({"jsonrpc": "2.0", "id": "7", "method": "ping"}) == ['"7"']
+    assert jsonrpc.request_ids([{"jsonrpc": "2.0", "id": 1, "method": "a"}, NOTE,
+                                {"jsonrpc": "2.0", "id": 2, "result": {}}, {"id": 3, "method": "b"}]) == ["1", "3"]
+    assert jsonrpc.request_ids(NOTE) == [] and jsonrpc.request_ids({"jsonrpc": "2.0", "id": 1, "result": 1}) == []
+
+
 def test_a_record_whose_value_cannot_be_encoded_is_written_as_an_invalid_line():
     deep: list = []
     for _ in range(100_000):  # made in the process (never decoded from outside, where the depth is bounded)

@@ -95,6 +95,13 @@ def id_key(value: Any) -> str | None:
     return json.dumps(value)
 
 
+def request_ids(msg: Any) -> list[str]:
+    """The id keys of the requests in a message (a request, or a batch); notifications and responses have none."""
+    items = msg if isinstance(msg, list) else [msg]
+    keys = (id_key(item.get("id")) for item in items if isinstance(item, dict) and classify(item)[0] == REQUEST)
+    return [key for key in keys if key is not None]
+
+
 def request(request_id: int | str, method: str, params: dict | None = None) -> dict:
     """Build a request object."""
     msg: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
