@@ -34,3 +34,21 @@ def invalid(raw: str, error: str, direction: str = FROM_SERVER, **fields) -> Rec
 
 def event(name: str, detail: dict | None = None, **fields) -> Record:
     return Record(EVENT, event=name, detail=detail or {}, **fields)
+
+
+DEEP_LINE = b"[" * 100_000 + b"]" * 100_000
+"""One line nested 100,000 deep: JSON that json.loads gives up on (RecursionError)."""
+
+
+def write_deep_recording(path):
+    """A recording (security rows 8 and 13) whose lines 3 and 4 cannot be read safely: line 3 is DEEP_LINE, line 4
+    a record around a message nested 300 deep (json.loads manages, walking it later might not). Lines 2 and 5 are
+    good records: a request (seq 1) and a stderr line (seq 3)."""
+    head = (b'{"kind":"header","format":"mcp-inspect-recording","version":1,"created":"2026-11-30T00:00:00Z",'
+            b'"inspector":"0.1.0","protocol":"auto","target":{"transport":"stdio","command":["srv"],"cwd":"/"}}')
+    request = b'{"seq":1,"t":1.0,"kind":"message","dir":"to_server","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}'
+    deep_record = (b'{"seq":2,"t":2.0,"kind":"message","dir":"from_server","msg":{"jsonrpc":"2.0","id":1,"result":'
+                   + b"[" * 300 + b"]" * 300 + b"}}")
+    after = b'{"seq":3,"t":3.0,"kind":"stderr","text":"after the deep lines"}'
+    path.write_bytes(b"\n".join([head, request, DEEP_LINE, deep_record, after]) + b"\n")
+    return path

@@ -15,6 +15,7 @@ from urllib.parse import quote, quote_plus
 import pytest
 
 from conftest import ROOT, read_records
+from factories import write_deep_recording
 from inspector.protocol.redact import REDACTED, Finding, Rules, base64_cores, redact_argv, redact_text, redact_value
 
 PY = sys.executable
@@ -198,3 +199,13 @@ def test_redact_argv():
     argv = ["srv", "--api-key", "k1", "--token=t1", "--port", "9", "--auth-header", "-x", "--verbose"]
     assert redact_argv(argv) == (["srv", "--api-key", REDACTED, f"--token={REDACTED}", "--port", "9",
                                   "--auth-header", "-x", "--verbose"], [2, 3])
+
+
+def test_a_too_deeply_nested_line_is_a_warning_and_the_rest_is_exported(tmp_path):
+    source = write_deep_recording(tmp_path / "deep.jsonl")
+    result = mcp(["export", str(source), "-o", str(tmp_path / "out.jsonl")], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "warning: line 3: not read: nested more than" in result.stderr
+    assert "warning: line 4: not read: nested more than" in result.stderr
+    assert "Traceback" not in result.stderr and "exported 2 records" in result.stderr
+    assert [r.get("seq") for r in read_records(tmp_path / "out.jsonl")] == [None, 1, 3]

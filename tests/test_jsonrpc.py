@@ -8,6 +8,8 @@ import pytest
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.jsonrpc import BATCH, ERROR, INVALID, NOTIFICATION, REQUEST, RESPONSE
+from inspector.protocol.records import MESSAGE, TO_SERVER, Record
+from inspector.protocol.text import text_block
 
 REQ = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
 NOTE = {"jsonrpc": "2.0", "method": "notifications/initialized"}
@@ -203,3 +205,62 @@ def test_encode_lone_surrogate_from_the_wire():
     assert line.count(b"\n") == 1 and line.endswith(b"\n")
     line.decode("utf-8")
     assert jsonrpc.decode_line(line[:-1]).msg == msg
+
+
+# -- deep nesting (security rows 8 and 13): a line too deep to decode safely is an invalid line, never an exception
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+MAX_DEPTH = 128
+"""inspector.protocol.json.MAX_DEPTH, written out: the problem text names it, so it is part of the contract."""
+
+
+@pytest.mark.parametrize("line", [
+    DEEP,  # json.loads itself gives up (RecursionError)
+    b"[" * 500 + b"]" * 500,  # json.loads manages; re-encoding or showing it on a deep stack might not
+    b'{"jsonrpc":"2.0","id":1,"result":' + b'{"a":' * 200 + b"1" + b"}" * 200 + b"}",
+    b"[" * 100_000,  # deep and not even JSON: the depth is what stops the decoder
+])
+def test_a_too_deeply_nested_line_is_invalid_and_kept_as_text(line):
+    decoded = jsonrpc.decode_line(line)
+    assert decoded.kind == INVALID and decoded.msg is None
+    assert decoded.problem == f"not decoded: nested more than {MAX_DEPTH} levels deep"
+    assert decoded.text == line.decode()
+
+
+def test_nesting_up_to_the_limit_decodes_and_re_encodes():
+    line = b'{"jsonrpc":"2.0","id":1,"result":' + b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1) + b"}"
+    decoded = jsonrpc.decode_line(line)
+    assert decoded.kind == RESPONSE
+    assert jsonrpc.encode(decoded.msg) == line + b"\n"
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting():
+    text = json.dumps("[" * 1000 + '\\"{' * 1000)
+    line = b'{"jsonrpc":"2.0","id":1,"result":{"text":' + text.encode() + b"}}"
+    decoded = jsonrpc.decode_line(line)
+    assert decoded.kind == RESPONSE and decoded.msg["result"]["text"] == json.loads(text)
+
+
+def test_request_ids_of_a_request_or_a_batch():
+    assert jsonrpc.request_ids({"jsonrpc": "2.0", "id": 7, "method": "ping"}) == ["7"]
+    assert jsonrpc.request_ids({"jsonrpc": "2.0", "id": "7", "method": "ping"}) == ['"7"']
+    assert jsonrpc.request_ids([{"jsonrpc": "2.0", "id": 1, "method": "a"}, NOTE,
+                                {"jsonrpc": "2.0", "id": 2, "result": {}}, {"id": 3, "method": "b"}]) == ["1", "3"]
+    assert jsonrpc.request_ids(NOTE) == [] and jsonrpc.request_ids({"jsonrpc": "2.0", "id": 1, "result": 1}) == []
+
+
+def test_a_record_whose_value_cannot_be_encoded_is_written_as_an_invalid_line():
+    deep: list = []
+    for _ in range(100_000):  # made in the process (never decoded from outside, where the depth is bounded)
+        deep = [deep]
+    line = Record(MESSAGE, seq=3, t=1.0, dir=TO_SERVER, msg={"jsonrpc": "2.0", "method": "n", "params": deep},
+                  origin="user").to_line()
+    back = json.loads(line)
+    assert back["kind"] == "invalid" and back["seq"] == 3 and back["dir"] == TO_SERVER and back["origin"] == "user"
+    assert back["error"] == "message not recordable as JSON (nested too deep)"
+
+
+def test_a_deep_text_block_is_shown_as_text_not_pretty_printed():
+    deep = "[" * 100_000 + "]" * 100_000
+    assert text_block(deep) == (deep, False)
+    assert text_block("[[1]]") == ("[\n  [\n    1\n  ]\n]", True)

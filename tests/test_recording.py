@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from conftest import read_records, wait_for
-from factories import event, received, sent, stderr
+from factories import event, received, sent, stderr, write_deep_recording
 from inspector import __version__
 from inspector.protocol import jsonrpc
 from inspector.recording import files as recording
@@ -221,6 +221,13 @@ def test_oversized_line_is_skipped_and_the_next_one_read(tmp_path, monkeypatch):
     loaded = read_recording(path)
     assert [r.seq for r in loaded.records] == [3]
     assert len(loaded.problems) == 1 and loaded.problems[0].startswith("line 2:") and "longer" in loaded.problems[0]
+
+
+def test_too_deeply_nested_lines_are_skipped_with_a_clear_problem(tmp_path):
+    loaded = read_recording(write_deep_recording(tmp_path / "deep.jsonl"))  # must not raise RecursionError
+    assert [r.seq for r in loaded.records] == [1, 3]
+    assert loaded.problems == [f"line {n}: not read: nested more than {recording.RECORD_DEPTH} levels deep, skipped"
+                               for n in (3, 4)]
 
 
 @pytest.mark.parametrize("version", [2, 99, "1", None])

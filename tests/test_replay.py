@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, ROOT, fixture_command, records_in, start_inspector, wait_for
-from factories import event, message
+from factories import event, message, write_deep_recording
 from inspector.recording.replay import ABSENT, DEFAULT_IGNORES, Difference, compare, plan
 
 PY = sys.executable
@@ -360,3 +360,10 @@ def test_the_replayer_runs_in_process_with_progress_and_its_own_sink(recorded):
     assert [r["seq"] for r in lines] == list(range(1, len(lines) + 1))  # the caller's store gets the traffic
     assert lines[0]["event"] == "spawn" and sum(r.get("dir") == "to_server" for r in lines) == 4
     sink.writer.close()
+
+
+def test_a_too_deeply_nested_line_makes_the_file_damaged_not_a_traceback(tmp_path):
+    result = mcp(["replay", str(write_deep_recording(tmp_path / "deep.jsonl")), "--", "does-not-matter"], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "is damaged" in result.stderr and "line 3: not read: nested more than" in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""

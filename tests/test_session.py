@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 
 from conftest import FIXTURES, fixture_command, process_group_alive, read_records, wait_for
 from inspector.recording.files import RecordingWriter, read_recording
-from inspector.client.rpc import RequestFailed
+from inspector.client.rpc import Client, RequestFailed
 from inspector.session import Session
 from inspector.recording.store import Store
 
@@ -183,12 +185,17 @@ def test_the_request_timeout_thread_ends_with_its_session(run_session):
     assert not session.client.deadlines.running
 
 
-def test_nonjson_stdout_is_shown_and_session_continues(run_session):
-    session, store, path = run_session(fixture_command("fake_server", "nonjson"))
+def invalid_rows_of_a_session_that_goes_on(run_session, mode: str) -> list[dict]:
+    """Run the fake server in `mode`: it must still answer an echo; the invalid rows of the recording."""
+    session, store, path = run_session(fixture_command("fake_server", mode))
     wait_running(session)
     result = session.request("tools/call", {"name": "echo", "arguments": {"text": "still here"}}).wait(10)
     assert result["content"][0]["text"] == "still here"
-    invalid = [r for r in read_records(path) if r["kind"] == "invalid"]
+    return [r for r in read_records(path) if r["kind"] == "invalid"]
+
+
+def test_nonjson_stdout_is_shown_and_session_continues(run_session):
+    invalid = invalid_rows_of_a_session_that_goes_on(run_session, "nonjson")
     assert [r["raw"] for r in invalid][:1] == ["Hello"]
     assert invalid[0]["error"].startswith("not JSON")
     assert any(r["error"].startswith("not UTF-8") for r in invalid)
@@ -397,3 +404,60 @@ def test_progress_extends_the_timeout_and_cancel_reaches_the_server(run_session,
     cancelled = [r["msg"] for r in read_records(path) if r.get("kind") == "message"
                  and r["msg"].get("method") == "notifications/cancelled"]
     assert cancelled[-1]["params"]["requestId"] == slow.request_id
+
+
+def test_a_too_deeply_nested_stdout_line_is_invalid_and_the_session_goes_on(run_session):
+    # Security rows 8 and 13: json.loads raised RecursionError on the reader thread, which died; nothing from the
+    # server was read again (the handshake's tools/list never answered).
+    invalid = invalid_rows_of_a_session_that_goes_on(run_session, "deep")
+    assert [r["raw"] for r in invalid] == ["[" * 100_000 + "]" * 100_000]
+    assert invalid[0]["error"] == "not decoded: nested more than 128 levels deep" and invalid[0]["dir"] == "from_server"
+
+
+class _Pipe:
+    """A transport that keeps what is written (the client's side of a conversation, without a process)."""
+
+    def __init__(self) -> None:
+        self.exited = threading.Event()
+        self.sent: list[dict] = []
+
+    def send(self, data: bytes) -> None:
+        self.sent.append(json.loads(data))
+
+
+class _Sink:
+    def __init__(self) -> None:
+        self.records = []
+
+    def add(self, record):
+        record.seq = len(self.records) + 1
+        self.records.append(record)
+        return record
+
+
+def test_hand_made_request_ids_never_take_over_our_requests():
+    # Security row 21, without a process: every step is a direct call, so the order is exact.
+    client, pipe = Client(_Sink()), _Pipe()
+    client.attach(pipe)
+    try:
+        ours = client.request("tools/call", {"name": "slow"})
+        assert ours.id == 1
+        # client.rpc.RawRefused is a ValueError; matched by its message, so without it this fails as DID NOT RAISE
+        with pytest.raises(ValueError, match=r"^Not sent: id 1 is taken by a tools/call request .* \(row #1\)"):
+            client.send_line('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}')
+        with pytest.raises(ValueError, match="^Not sent: id 1 is taken"):  # a batch holding that id too
+            client.send_line('[{"jsonrpc":"2.0","id":1,"method":"ping"}]')
+        assert [m["id"] for m in pipe.sent] == [1] and len(client.sink.records) == 1
+        # A hand-made request under an id our counter has not reached yet: our next request skips that id ...
+        assert client.send_line('{"jsonrpc":"2.0","id":2,"method":"ping"}') is not None
+        ping = client.request("ping")
+        assert ping.id == 3
+        # ... and its answer is its own, not our request's.
+        client.on_line(b'{"jsonrpc":"2.0","id":2,"result":{"hand":"made"}}')
+        assert not ping.done.is_set() and not ours.done.is_set()
+        client.on_line(b'{"jsonrpc":"2.0","id":1,"result":{"content":[]}}')
+        assert ours.wait(1) == {"content": []}
+        # Answered, the id is free again for whoever comes next; ids are never reused by us anyway.
+        assert client.send_line('{"jsonrpc":"2.0","id":1,"method":"ping"}') is not None
+    finally:
+        client.close()

@@ -113,3 +113,31 @@ def test_replay_from_the_page_restarts_the_server_and_reports_each_step(page_fac
     # The report is done before the page's own server is started again: wait for that start.
     wait_for(lambda: [r.get("event") for r in read_records(inspector.record)].count("spawn") >= 3, 20,
              message="the server stopped, replayed against, and started again")
+
+
+
+def test_a_raw_request_with_a_pending_calls_id_is_refused_and_the_call_keeps_its_answer(page_factory, tmp_path):
+    # Security row 21: the hand-made line used to take over the call (its answer finished the call as "RAW").
+    log = tmp_path / "fake.log"
+    inspector = page_factory(fixture_command("fake_server", "ok"), "-e", f"FAKE_LOG={log}")
+    wait_tools(inspector)
+    status, _, _ = inspector.post("/tools/slow/call", {"arguments": '{"seconds": 6}'})
+    assert status == 200
+    call = next(c for c in inspector.services.calls.calls.values() if c.tool == "slow")
+    wait_for(lambda: call.request_id is not None, 5, message="the call is sent")
+    raw = json.dumps({"jsonrpc": "2.0", "id": call.request_id, "method": "tools/call",
+                      "params": {"name": "echo", "arguments": {"text": "RAW"}}})
+    assert call.state == "pending", "the refusal is only tested while the call waits (6 s)"
+    status, _, body = inspector.post("/raw", {"line": raw})
+    page = body.decode()
+    assert status == 409 and "problem" in page and "hand-made" not in page
+    assert f"Not sent: id {call.request_id} is taken by a tools/call request" in page
+    assert call.done.wait(30) and call.state == "result"
+    assert call.result["content"][0]["text"].startswith("slept"), call.result
+    assert not any(r.get("origin") == "user" for r in read_records(inspector.record))
+    assert "RAW" not in log.read_text(), "the refused line never reached the server"
+    # Another id is sent as usual, and its answer goes to no call of ours.
+    status, _, body = inspector.post("/raw", {"line": raw.replace(f'"id": {call.request_id}', '"id": "mine"')})
+    assert status == 200 and "hand-made" in body.decode()
+    wait_for(lambda: any(r.get("kind") == "message" and r["dir"] == "from_server" and r["msg"].get("id") == "mine"
+                         for r in records_in(inspector.record)), 10, message="the raw call answered")

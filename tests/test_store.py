@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from factories import event, invalid, received, sent, stderr
+from factories import event, invalid, received, sent, stderr, write_deep_recording
 from inspector.protocol import jsonrpc
 from inspector.recording import files
 from inspector.recording.files import RecordingWriter, read_recording
@@ -325,6 +325,14 @@ def view_of(path):
         return head, problems, [store.record(row.seq) for row in store.rows()], store
     finally:
         writer.close()
+
+
+def test_view_skips_too_deeply_nested_lines_like_read_recording(tmp_path):
+    path = write_deep_recording(tmp_path / "deep.jsonl")
+    head, problems, records, _ = view_of(path)  # must not raise RecursionError
+    loaded = read_recording(path)
+    assert [r.seq for r in records] == [1, 3] and records == loaded.records
+    assert problems == loaded.problems and len(problems) == 2 and "nested more than" in problems[0]
 
 
 @pytest.mark.parametrize("with_header", [True, False])

@@ -7,6 +7,7 @@ import re
 import subprocess
 
 from conftest import PYTHON, ROOT, fixture_command, read_records, records_in, wait_for
+from factories import write_deep_recording
 
 ROW_ID = re.compile(r'id="r-(\d+)"')
 
@@ -26,6 +27,14 @@ def first_frame_rows(view) -> tuple[list[int], str]:
     frame = ws.recv()
     ws.close()
     return [int(s) for s in ROW_ID.findall(frame)], frame
+
+
+def open_view(inspector_factory, path):
+    """`mcp-inspect view path`: the process, its page, and the rows and text of its first websocket frame."""
+    view = inspector_factory([], view=path)
+    _, _, body = view.request("GET", "/")
+    seqs, frame = first_frame_rows(view)
+    return view, body.decode(), seqs, frame
 
 
 def test_view_shows_the_recorded_timeline_and_tools_read_only(tmp_path, inspector_factory):
@@ -75,12 +84,9 @@ def test_corrupt_recording_opens_with_what_is_readable(tmp_path, inspector_facto
              json.dumps({"seq": "x", "t": 1.0, "kind": "stderr"}),
              json.dumps({"seq": 2, "t": 2.0, "kind": "stderr", "text": "two"})]
     path.write_bytes(("\n".join(lines) + "\n").encode() + b'{"seq":3,"t":3.0,"kind":"std')
-    view = inspector_factory([], view=path)
-    _, _, body = view.request("GET", "/")
-    page = body.decode()
+    view, page, seqs, _ = open_view(inspector_factory, path)
     assert "3 lines of this recording could not be read" in page
     assert "line 3: not JSON" in page and "cut off" in page
-    seqs, _ = first_frame_rows(view)
     assert seqs == [1, 2]
     assert "cut off" in view.stderr_text()
 
@@ -111,3 +117,13 @@ def test_a_large_recording_opens_with_the_newest_rows(tmp_path, inspector_factor
     assert seqs == list(range(count - 999, count + 1))
     status, _, body = view.request("GET", "/timeline/rows?before=50&q=n7")
     assert [int(s) for s in ROW_ID.findall(body.decode())] == [7]
+
+
+def test_a_too_deeply_nested_line_is_a_reported_line_not_a_traceback(tmp_path, inspector_factory):
+    view, page, seqs, frame = open_view(inspector_factory, write_deep_recording(tmp_path / "deep.jsonl"))
+    assert "2 lines of this recording could not be read" in page
+    assert "line 3: not read: nested more than" in page and "line 4: not read: nested more than" in page
+    assert seqs == [1, 3] and "after the deep lines" in frame
+    assert view.stop() == 0
+    stderr = view.stderr_text()
+    assert "line 3: not read: nested more than" in stderr and "Traceback" not in stderr

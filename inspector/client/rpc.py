@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -33,6 +34,10 @@ class RequestFailed(Exception):
         """The JSON-RPC error object, when the server sent one."""
         self.reason = reason
         """error, timeout, exited, stopped, restarted, not-running, transport, cancelled, rejected."""
+
+
+class RawRefused(ValueError):
+    """A hand-made request was not sent: its id belongs to a request of ours still waiting for its answer."""
 
 
 @dataclass
@@ -120,6 +125,8 @@ class Client:
         """Why the attached transport will answer nothing more (it exited), or None."""
         self._ids = itertools.count(1)
         self._pending: dict[str, Pending] = {}
+        self._raw_open: Counter[str] = Counter()
+        """Ids of hand-made requests still unanswered: their answers are theirs, and our counter skips them."""
         self._lock = threading.RLock()
         self._send_lock = threading.Lock()
         self.deadlines = Deadlines(self._expire_due)
@@ -131,6 +138,7 @@ class Client:
         """Speak over this transport from now on (a new process after a restart keeps the id counter)."""
         with self._lock:
             self.transport, self.gone, self.heard_at = transport, None, None
+            self._raw_open.clear()  # a new server answers nothing that was sent to the old one
 
     def close(self) -> None:
         """No more requests: the timeout thread ends."""
@@ -153,14 +161,13 @@ class Client:
 
     def send_pending(self, pending: Pending, follows: int | None = None) -> None:
         """Send (or re-send, under a new id) a pending request; the modern era adds its `_meta`."""
-        pending.id = next(self._ids)
         pending.sent_at = now = time.monotonic()
         pending.deadline = now + pending.timeout
         pending.hard_deadline = now + max(pending.timeout, self.max_timeout)
         params, meta = pending.params, self.meta
         if meta is not None and (params is None or isinstance(params, dict)):
             params = eras.with_meta(params, meta())
-        if not self._register(pending):
+        if not self._register(pending, new_id=True):
             return
         self.deadlines.add(pending.deadline)
 
@@ -180,9 +187,11 @@ class Client:
         self._register(pending)
         return pending
 
-    def _register(self, pending: Pending) -> bool:
-        key = jsonrpc.id_key(pending.id)
+    def _register(self, pending: Pending, new_id: bool = False) -> bool:
         with self._lock:
+            if new_id:  # under the lock: a hand-made request cannot take this id between the pick and the entry
+                pending.id = next(i for i in self._ids if self._raw_open[jsonrpc.id_key(i) or ""] <= 0)
+            key = jsonrpc.id_key(pending.id)
             transport, gone = self.transport, self.gone
             if transport is not None and gone is None and not transport.exited.is_set():
                 if key is not None:
@@ -200,14 +209,31 @@ class Client:
         return self.write(record, jsonrpc.encode(msg), on_recorded=on_recorded)
 
     def send_line(self, line: str, *, origin: str | None = "user") -> Record | None:
-        """Send exactly this line (one line, even if it is not JSON or not JSON-RPC), recorded as what it is."""
+        """Send exactly this line (one line, even if it is not JSON or not JSON-RPC), recorded as what it is.
+
+        A request in it whose id is one of ours still waiting is refused (RawRefused, nothing sent): its answer
+        would be taken for ours. Until a hand-made request is answered, its id is its own: the answer goes to
+        no request of ours, and our counter skips that id."""
         line = line.replace("\r", "").replace("\n", " ")  # stdio framing: one message, one line
         decoded = jsonrpc.decode_line(line.encode("utf-8", "surrogatepass"))
         if decoded.kind == jsonrpc.INVALID:
             record = Record(INVALID, dir=TO_SERVER, raw=line, error=decoded.problem, origin=origin)
         else:
             record = Record(MESSAGE, dir=TO_SERVER, msg=decoded.msg, origin=origin)
-        return self.write(record, (line + "\n").encode("utf-8", "replace"))
+        keys = jsonrpc.request_ids(decoded.msg) if decoded.kind != jsonrpc.INVALID else []
+        with self._lock:
+            for key in keys:
+                if key in self._pending:
+                    taken = self._pending[key]
+                    row = f" (row #{taken.seq})" if taken.seq else ""
+                    raise RawRefused(f"Not sent: id {key} is taken by a {taken.method} request still waiting for "
+                                     f"its answer{row}. Use another id.")
+            self._raw_open.update(keys)
+        written = self.write(record, (line + "\n").encode("utf-8", "replace"))
+        if written is None and keys:
+            with self._lock:
+                self._raw_open.subtract(keys)
+        return written
 
     def write(self, record: Record, data: bytes, on_recorded: Callable[[Record], None] | None = None) -> Record | None:
         """Record, then write the bytes; None when there is no transport or the write failed."""
@@ -323,7 +349,11 @@ class Client:
         if decoded.kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
             key = jsonrpc.id_key(decoded.msg.get("id"))
             with self._lock:
-                pending = self._pending.pop(key, None) if key is not None else None
+                if key is not None and self._raw_open[key] > 0:  # the answer to a hand-made request: not ours
+                    self._raw_open[key] -= 1
+                    pending = None
+                else:
+                    pending = self._pending.pop(key, None) if key is not None else None
             if pending is not None:
                 pending.response_seq = record.seq
                 self.finish(pending, response=decoded.msg)

@@ -7,13 +7,13 @@ connection, timeout or crash failure (one line on stderr, never a traceback).
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from inspector.config import DEFAULT_TIMEOUT
 from inspector.protocol.eras import explain_error
+from inspector.protocol.json import loads
 from inspector.client.connect import Connection
 from inspector.client.targets import StdioTarget
 from inspector.client.handshake import ConnectFailed, connect_headless
@@ -84,7 +84,7 @@ def _json_option(name: str, text: str | None, *, array_ok: bool = False) -> Any:
     if text is None:
         return None
     try:
-        value = json.loads(text)
+        value = loads(text)
     except ValueError as exc:
         raise UsageError(f"{name} is not valid JSON: {exc}") from None
     if not isinstance(value, dict) and not (array_ok and isinstance(value, list)):

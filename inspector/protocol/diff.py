@@ -8,13 +8,12 @@ objects, verbatim). Nothing here does I/O.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from inspector.protocol import schemas
-from inspector.protocol.json import ABSENT, is_number, json_equal, unescape
+from inspector.protocol.json import ABSENT, is_number, json_equal, loads, unescape
 from inspector.protocol.jsondiff import ALIGNED, pointer_path, walk
 
 OBJECT_SECTIONS = ("serverInfo", "capabilities", "instructions")
@@ -199,7 +198,7 @@ def schema_still_fits(old_schema: Any, new_schema: Any, arguments: Any) -> bool:
         if not arguments.strip():
             return True
         try:
-            arguments = json.loads(arguments)
+            arguments = loads(arguments)
         except ValueError:
             return False
     if arguments is None or arguments == {}:

@@ -7,18 +7,57 @@
 - `jsonpath_child`: one JSONPath step ($.a, $[3], $["odd key"]) that jsonpath-ng parses back, for pasteable paths.
 - `ABSENT`: the value on a side where a member does not exist at all (different from null).
 - `REDACTED`: the one text that stands where a secret was.
+- `loads`: the one decode of JSON from outside (a server, a file, a form): bounded nesting, only ValueError.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from itertools import accumulate
 from typing import Any, Iterable
 
 REDACTED = "[REDACTED]"
 """What a recording, an export or the page shows instead of a secret value."""
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+MAX_DEPTH = 128
+"""How deeply arrays and objects may nest in a value decoded from outside (serde_json's default too). Real MCP
+messages stay far below it, and re-encoding or pretty-printing such a value stays far below Python's recursion
+limit on any thread. A deeper text is refused (a server's line becomes an invalid row that keeps its text)."""
+
+_STRINGS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+class TooDeep(ValueError):
+    """A JSON text nested deeper than allowed: not decoded, so nothing can choke on it later."""
+
+
+def too_deep(text: str, limit: int = MAX_DEPTH) -> bool:
+    """Do the arrays and objects of this JSON text nest deeper than `limit`? (Brackets inside strings do not
+    count.) Linear and without recursion; cheap when the text has few brackets."""
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    brackets = _NOT_BRACKETS.sub("", _STRINGS.sub("", text))
+    return max(accumulate(map(_STEP.__getitem__, brackets)), default=0) > limit
+
+
+def loads(data: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """`json.loads` for data that came from outside: raises only ValueError (TooDeep beyond `max_depth` levels,
+    UnicodeDecodeError for bytes that are not text), never RecursionError, whatever the text holds."""
+    if isinstance(data, (bytes, bytearray)):  # as json.loads reads bytes
+        data = bytes(data)
+        data = data.decode(json.detect_encoding(data), "surrogatepass")
+    try:
+        value = json.loads(data)
+    except RecursionError:  # json's own limit (about 1,000 levels, less on a deep stack)
+        raise TooDeep(f"nested more than {max_depth} levels deep") from None
+    if too_deep(data, max_depth):
+        raise TooDeep(f"nested more than {max_depth} levels deep")
+    return value
 
 
 class _Absent:

@@ -10,6 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from inspector.protocol.json import TooDeep, loads
+
 # Message kinds, as shown in the timeline and used by the filters.
 REQUEST = "request"
 RESPONSE = "response"
@@ -34,7 +36,7 @@ class Decoded:
     msg: Any = None
     """The parsed JSON value (a dict, or a list for a batch); None when the line is not JSON."""
     problem: str = ""
-    """Why the line is invalid (not UTF-8, not JSON, not a JSON-RPC object); empty otherwise."""
+    """Why the line is invalid (not UTF-8, not JSON, nested too deep, not a JSON-RPC object); empty otherwise."""
     text: str = ""
     """The line as text (undecodable bytes replaced), kept for invalid lines."""
 
@@ -58,14 +60,19 @@ def classify(msg: Any) -> tuple[str, str]:
 
 
 def decode_line(raw: bytes) -> Decoded:
-    """Decode one line of a stdio stream (without its newline)."""
+    """Decode one line of a stdio stream (without its newline); whatever it holds, the answer is a Decoded.
+
+    A line nested deeper than protocol.json.MAX_DEPTH is invalid and kept as its text: decoded, it could break every
+    later walk of it (re-encoding it for the recording, showing it)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return Decoded(INVALID, problem=f"not UTF-8 ({exc.reason} at byte {exc.start})",
                        text=raw.decode("utf-8", "replace"))
     try:
-        msg = json.loads(text)
+        msg = loads(text)
+    except TooDeep as exc:
+        return Decoded(INVALID, problem=f"not decoded: {exc}", text=text)
     except ValueError as exc:
         return Decoded(INVALID, problem=f"not JSON ({exc})", text=text)
     kind, problem = classify(msg)
@@ -86,6 +93,13 @@ def id_key(value: Any) -> str | None:
     if value is None or isinstance(value, bool) or not isinstance(value, (int, str, float)):
         return None
     return json.dumps(value)
+
+
+def request_ids(msg: Any) -> list[str]:
+    """The id keys of the requests in a message (a request, or a batch); notifications and responses have none."""
+    items = msg if isinstance(msg, list) else [msg]
+    keys = (id_key(item.get("id")) for item in items if isinstance(item, dict) and classify(item)[0] == REQUEST)
+    return [key for key in keys if key is not None]
 
 
 def request(request_id: int | str, method: str, params: dict | None = None) -> dict:

@@ -146,8 +146,18 @@ class Record:
         return out
 
     def to_line(self) -> bytes:
-        """One recording line, newline-terminated."""
-        return jsonrpc.encode(self.to_dict())
+        """One recording line, newline-terminated; never raises for what the record holds.
+
+        Whatever was decoded from outside is nested at most protocol.json.MAX_DEPTH deep, so it re-encodes.
+        A value made in the process that does not (too deep for the encoder, or circular) is written as an invalid
+        line saying so, rather than an exception on the thread that recorded it."""
+        try:
+            return jsonrpc.encode(self.to_dict())
+        except (RecursionError, ValueError) as exc:
+            why = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+            stand_in = Record(INVALID, seq=self.seq, t=self.t, dir=self.dir or TO_SERVER, origin=self.origin,
+                              raw=self.raw or self.text or "", error=f"{self.kind} not recordable as JSON ({why})")
+            return jsonrpc.encode(stand_in.to_dict())
 
 
 def from_dict(obj: Any) -> Record:

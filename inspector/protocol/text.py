@@ -13,6 +13,8 @@ import hashlib
 import json
 from typing import Any
 
+from inspector.protocol.json import loads
+
 PRETTY_LIMIT = 256 * 1024
 RASTER_IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
 
@@ -58,7 +60,7 @@ def text_block(text: str) -> tuple[str, bool]:
     stripped = text.strip()
     if stripped[:1] in ("{", "[") and len(stripped) < PRETTY_LIMIT:
         try:
-            return json.dumps(json.loads(stripped), ensure_ascii=False, indent=2), True
+            return json.dumps(loads(stripped), ensure_ascii=False, indent=2), True
         except ValueError:
             pass
     return text, False

@@ -6,7 +6,6 @@ See docs/recording-format.md for the format users share.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import re
 import stat
@@ -19,7 +18,7 @@ from typing import Any, Iterator
 
 from inspector import __version__
 from inspector.protocol import jsonrpc
-from inspector.protocol.json import REDACTED
+from inspector.protocol.json import MAX_DEPTH, REDACTED, TooDeep, loads
 from inspector.protocol.records import EVENT, Record, RecordError, from_dict
 
 FORMAT = "mcp-inspect-recording"
@@ -27,6 +26,9 @@ VERSION = 1
 # A line longer than this is reported and skipped, so a hostile file cannot exhaust memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024
 BLOCK_BYTES = 1 << 20
+RECORD_DEPTH = MAX_DEPTH + 16
+"""How deep a recording line may nest: a message's MAX_DEPTH plus the record around it (an event's detail, a
+diff's sections and changes). A deeper line is skipped with a problem, like any line that cannot be read."""
 
 
 class RecordingError(Exception):
@@ -299,9 +301,10 @@ class RecordingReader:
     """The one reader of recordings: `read_recording`, `Store.load_existing` (view, the page) and so replay and
     export all skip the same lines with the same problem messages. Feed it Lines in order, then call finish().
 
-    Skipped, one problem each: a line longer than MAX_LINE_BYTES, a cut-off last line, a line that is not UTF-8
-    or not JSON, one that is not a record (RecordError), and a record whose seq does not increase. A header is
-    only read on line 1; a header of another format or a newer version raises RecordingError.
+    Skipped, one problem each: a line longer than MAX_LINE_BYTES, a cut-off last line, a line that is not UTF-8,
+    not JSON or nested deeper than RECORD_DEPTH, one that is not a record (RecordError), and a record whose seq
+    does not increase. A header is only read on line 1; a header of another format or a newer version raises
+    RecordingError.
     """
 
     def __init__(self) -> None:
@@ -317,11 +320,13 @@ class RecordingReader:
         if not line.ended:
             return self._skip(number, "cut off (no newline at the end of the file)")
         try:
-            obj = json.loads(line.data.decode("utf-8"))
+            obj = loads(line.data.decode("utf-8"), RECORD_DEPTH)
         except UnicodeDecodeError:
             return self._skip(number, "not UTF-8")
+        except TooDeep as exc:
+            return self._skip(number, f"not read: {exc}")
         except ValueError as exc:
-            return self._skip(number, f"not JSON ({exc.msg})")
+            return self._skip(number, f"not JSON ({getattr(exc, 'msg', exc)})")
         if number == 1 and isinstance(obj, dict) and obj.get("kind") == "header":
             check_header(obj)
             self.header = obj

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Hashable, Iterable
 
 from inspector.protocol import jsonrpc
-from inspector.recording.files import RecordingReader, RecordingWriter
+from inspector.protocol.json import loads
+from inspector.recording.files import RECORD_DEPTH, RecordingReader, RecordingWriter
 from inspector.protocol.records import (
     EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, describe_event, from_dict,
     message_kind,
@@ -213,7 +214,7 @@ class Store:
             row = self._row(seq)
         if row is None:
             return None
-        return from_dict(json.loads(self.writer.read_at(row.offset, row.length)))
+        return from_dict(loads(self.writer.read_at(row.offset, row.length), RECORD_DEPTH))
 
     def raw_line(self, seq: int) -> bytes | None:
         """One record's JSON line as written."""

@@ -222,7 +222,9 @@ class Session:
         self.client.notify(method, params)
 
     def send_raw(self, line: str) -> Record | None:
-        """Send exactly this line (one line, even if it is not JSON or not JSON-RPC), marked as hand-made."""
+        """Send exactly this line (one line, even if it is not JSON or not JSON-RPC), marked as hand-made.
+
+        Raises client.rpc.RawRefused for a request whose id is one of ours still waiting (nothing is sent)."""
         return self.client.send_line(line) if self.running else None
 
     def reply(self, process: Any, msg: dict) -> bool:

@@ -7,13 +7,13 @@ connection's own thread sends frames: two threads writing large frames at once c
 
 from __future__ import annotations
 
-import json
 import threading
 
 from flask import Flask, current_app, render_template
 from flask_sock import Sock
 from simple_websocket import ConnectionClosed
 
+from inspector.protocol.json import loads
 from inspector.recording.store import Filters, Store
 from inspector.web import get_inspector, regions
 
@@ -102,7 +102,7 @@ class LiveConnection:
             if data is None:
                 continue
             try:
-                message = json.loads(data)
+                message = loads(data)
             except (TypeError, ValueError):
                 continue  # the browser only sends JSON; anything else is ignored, not fatal
             if isinstance(message, dict) and message.get("type") == "filters":

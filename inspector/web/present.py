@@ -14,6 +14,8 @@ from typing import Any
 
 from inspector.protocol import eras
 from inspector.protocol.diff import text_diff
+from inspector.protocol.json import loads
+from inspector.recording.files import RECORD_DEPTH
 from inspector.protocol.text import (
     basename, clock, image_data_uri, latency_text, pretty, pretty_text, safe_link, size_text, slug, text_block,
 )
@@ -66,7 +68,7 @@ def _read_record(store, row) -> dict | None:
     if row is None or row.length > NOTE_READ_LIMIT:
         return None
     try:
-        value = json.loads(store.writer.read_at(row.offset, row.length))
+        value = loads(store.writer.read_at(row.offset, row.length), RECORD_DEPTH)
     except (OSError, ValueError):
         return None
     return value if isinstance(value, dict) else None

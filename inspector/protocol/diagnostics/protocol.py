@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from inspector.protocol import jsonrpc
+from inspector.protocol.json import TooDeep, loads
 from inspector.protocol.eras import BATCH_VERSIONS, META_VERSION, MODERN_VERSION
 from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record
 from inspector.protocol.diagnostics.results import output_schema_problem, result_problems
@@ -209,7 +210,9 @@ class ProtocolChecker:
     def _invalid_line(self, record: Record, found: list) -> None:
         raw = record.raw or ""
         try:
-            value = json.loads(raw)
+            value = loads(raw)
+        except TooDeep:
+            value = None  # not a stray print(): reported below with the reason the line was not decoded
         except ValueError:
             shown = raw if len(raw) <= 80 else raw[:77] + "..."
             found.append(("stdout-not-json", record.seq,

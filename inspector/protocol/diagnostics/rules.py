@@ -6,9 +6,10 @@ and in docs/rules.md, one section per id. Add ids; never rename one.
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from inspector.protocol.json import loads
 
 PROTOCOL = "protocol"
 ADVICE = "advice"
@@ -127,7 +128,7 @@ def parse_rules(text: str, path: str | Path) -> set[str]:
     `path` only names the file in messages: the caller reads it (commands/common.read_rules_file), so this
     package stays free of I/O."""
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError as exc:
         raise RulesError(f"--rules: {path} is not valid JSON: {exc}") from None
     if not isinstance(data, dict):

@@ -6,7 +6,6 @@ both sides (schema.classify), so what was rendered is what is read back.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -14,7 +13,7 @@ from typing import Any
 
 from inspector.protocol.forms.build import INDEX
 from inspector.protocol.forms.schema import Node, classify, dump, properties_of, required_names
-from inspector.protocol.json import ABSENT, escape, json_equal, pointer
+from inspector.protocol.json import ABSENT, escape, json_equal, loads, pointer
 
 _LOCAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?", re.ASCII)  # what datetime-local submits
 
@@ -95,7 +94,7 @@ class _Parser:
         if not text.strip():
             return ABSENT, False
         try:
-            value = json.loads(text)
+            value = loads(text)
         except ValueError as e:
             self.error(path, f"invalid JSON: {e}")
             return text, True
@@ -138,7 +137,7 @@ class _Parser:
         if not text:
             return ABSENT, False
         try:
-            value = json.loads(text)
+            value = loads(text)
         except ValueError:
             self.error(path, f"{text!r} is not one of the choices")
             return text, True
@@ -203,7 +202,7 @@ class _Parser:
             out = []
             for text in self.form.values.get("f:" + key, []):
                 try:
-                    out.append(json.loads(text))
+                    out.append(loads(text))
                 except ValueError:
                     self.error(path + (len(out),), f"{text!r} is not one of the choices")
                     out.append(text)

@@ -10,6 +10,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
+from inspector.protocol.json import loads
 from inspector.protocol.eras import META_VERSION, MODERN, era_of_version
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def is_jsonrpc_error(value: Any) -> bool:
 def parse_json(body: bytes) -> Any:
     """The parsed value, or NOT_JSON (null is a JSON value, so None cannot mean "not JSON")."""
     try:
-        return json.loads(body)
+        return loads(body)
     except ValueError:
         return NOT_JSON
 

@@ -11,9 +11,11 @@ import tempfile
 
 from flask import Blueprint, Response, abort, render_template, request
 
+from inspector.client.rpc import RawRefused
 from inspector.command_line import copy_as_command
 from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, read_recording
+from inspector.protocol.json import loads
 from inspector.protocol.redact import Rules
 from inspector.session.sharing import ReplayRun
 from inspector.web import get_inspector
@@ -55,7 +57,10 @@ def send_raw():
     line = request.form.get("line", "")
     if not line.strip():
         return render_template("partials/_raw_result.html", message="Nothing to send.", seq=None), 422
-    record = get_inspector().live.send_raw(line)
+    try:
+        record = get_inspector().live.send_raw(line)
+    except RawRefused as exc:  # its id is one of ours still waiting: the answer would be taken for ours
+        return render_template("partials/_raw_result.html", message=str(exc), seq=None), 409
     if record is None:
         return render_template("partials/_raw_result.html", message="The server is not running.", seq=None), 409
     return render_template("partials/_raw_result.html", message="Sent as a hand-made row", seq=record.seq)
@@ -131,7 +136,7 @@ def _current_header(store) -> dict | None:
     """The header line of this session's recording."""
     for _, line in store.writer.read_all_lines():
         try:
-            head = json.loads(line)
+            head = loads(line)
         except ValueError:
             return None
         return head if isinstance(head, dict) and head.get("kind") == "header" else None

@@ -12,6 +12,7 @@ from urllib.parse import parse_qsl
 from flask import Blueprint, abort, render_template, request
 
 from inspector.protocol import forms
+from inspector.protocol.json import loads
 from inspector.web import get_inspector
 from inspector.web.regions import history_of
 from inspector.web.views import tasks as task_views
@@ -46,7 +47,7 @@ def render_tool(tool: dict, *, mode: str | None = None, arguments=None, text: st
     if arguments is None and text is None:
         text = calls.last_arguments.get(name)
         try:
-            arguments = json.loads(text) if text else None
+            arguments = loads(text) if text else None
         except ValueError:
             arguments = None
     schema = _schema(tool)
@@ -74,7 +75,7 @@ def _read_arguments(tool: dict, mode: str, pairs) -> tuple[object, str | None, d
         return result.arguments, None, dict(result.errors)
     text = dict(pairs).get("arguments", "")
     try:
-        arguments = json.loads(text) if text.strip() else {}
+        arguments = loads(text) if text.strip() else {}
     except ValueError as exc:
         return None, f"Arguments (JSON) is not valid JSON: {exc}", {}
     if not isinstance(arguments, dict):
