@@ -342,3 +342,38 @@ def test_a_pending_calls_long_poll_answers_each_change_not_only_the_end(inspecto
     _, _, again = inspector.request("GET", f"/calls/1?wait=20&v={version}")
     assert "state-pending" in again.decode()
     assert int(re.search(r"v=(\d+)", again.decode()).group(1)) > version
+
+
+def _stuck_on_a_server_that_stopped_reading(inspector_factory) -> tuple:
+    """An inspector whose server stopped reading after tools/list, with a 1 MB call and a small one sent to it.
+
+    Each POST answers (within the request's 10 s timeout) although neither can reach the server's stdin."""
+    inspector = inspector_factory(fixture_command("fake_server", "noread", "tools/list"))
+    wait_handshake(inspector)
+    server = [r["detail"]["pid"] for r in records_in(inspector.record) if r.get("event") == "spawn"][-1]
+    call_tool(inspector, "echo", json.dumps({"text": "x" * (1024 * 1024)}))
+    call_tool(inspector, "echo", '{"text": "small"}')
+    sent = [r for r in records_in(inspector.record) if r.get("kind") == "message" and
+            r["msg"].get("method") == "tools/call"]
+    assert len(sent) == 2, "both calls are recorded (recorded before written)"
+    return inspector, server
+
+
+def test_stop_ends_a_server_that_stopped_reading_stdin(inspector_factory):
+    """Security row 24: Stop closes stdin without waiting for the blocked write, then the ladder (2 s, SIGTERM)."""
+    inspector, server = _stuck_on_a_server_that_stopped_reading(inspector_factory)
+    assert process_group_alive(server)
+    status, _, _ = inspector.post("/server/stop")
+    assert status == 200
+    wait_for(lambda: not process_group_alive(server), 2.0 + 1.0 + 2.0, message="the server group ended")
+    wait_for(lambda: any(r.get("event") == "exit" for r in records_in(inspector.record)), 5, message="exit row")
+
+
+def test_sigterm_ends_an_inspector_whose_server_stopped_reading(inspector_factory):
+    """Security row 24: SIGTERM ends the inspector and its server group, and the recording ends with session-end."""
+    inspector, server = _stuck_on_a_server_that_stopped_reading(inspector_factory)
+    code = inspector.stop(signal.SIGTERM, timeout=10)
+    assert code == 0, inspector.stderr_text()
+    assert not process_group_alive(server)
+    records = read_records(inspector.record)
+    assert records[-1]["event"] == "session-end"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -16,6 +17,7 @@ from inspector.recording.files import RecordingWriter, read_recording
 from inspector.client.rpc import Client, RequestFailed
 from inspector.session import Session
 from inspector.recording.store import Store
+from inspector.transport.stdio import StdioProcess
 
 
 def make_session(tmp_path: Path, argv: list[str], *, timeout: float = 30.0, env: dict | None = None,
@@ -461,3 +463,34 @@ def test_hand_made_request_ids_never_take_over_our_requests():
         assert client.send_line('{"jsonrpc":"2.0","id":1,"method":"ping"}') is not None
     finally:
         client.close()
+def _finishes(fn, within: float, *args) -> bool:
+    """Run fn(*args) on a thread; whether it returned within `within` s (a hung fn must fail, not hang the test)."""
+    thread = threading.Thread(target=fn, args=args, daemon=True)
+    thread.start()
+    thread.join(within)
+    return not thread.is_alive()
+
+
+def test_a_server_that_stops_reading_blocks_neither_send_nor_stop(tmp_path):
+    """Security row 24: more than the pipe holds, to a server that never reads, must not hang send() or stop()."""
+    exits = []
+    process = StdioProcess(fixture_command("fake_server", "noread"), cwd=str(tmp_path), env=dict(os.environ),
+                           on_stdout=lambda line: None, on_stderr=lambda text: None, on_exit=exits.append)
+    pid = process.start()
+    try:
+        big = b'{"jsonrpc":"2.0","method":"x","params":"' + b"x" * (2 * 1024 * 1024) + b'"}\n'
+        assert _finishes(process.send, 5, big), "send() waited for a server that does not read"
+        assert _finishes(process.send, 5, b'{"jsonrpc":"2.0","method":"y"}\n'), "a small send after it waited too"
+        assert process.unread_input() >= len(big), "what waits counts as unread (the era probe's sign of life)"
+        started = time.monotonic()
+        assert _finishes(process.stop, 10), "stop() waited for the blocked write"
+        elapsed = time.monotonic() - started
+        # The ladder: stdin closed at once (it reads nothing, so it stays), SIGTERM after the 2 s grace ends it.
+        assert 1.5 < elapsed < 2.0 + 1.0 + 1.0, elapsed
+        assert exits and exits[0].signal == "SIGTERM"
+        assert not process_group_alive(pid)
+        with pytest.raises(BrokenPipeError):
+            process.send(b"{}\n")
+    finally:
+        if process_group_alive(pid):
+            os.killpg(pid, signal.SIGKILL)

@@ -178,8 +178,11 @@ class Client:
         if self.send(jsonrpc.request(pending.id, pending.method, params), follows=follows,
                      on_recorded=recorded) is None:
             if self.forget(pending):
-                self.finish(pending, failure=RequestFailed(f"{pending.method}: the server's stdin is closed",
-                                                           reason="exited"))
+                transport = self.transport
+                gone = transport is None or transport.exited.is_set()
+                why = "the server's stdin is closed" if gone else "could not write to the server"
+                self.finish(pending, failure=RequestFailed(f"{pending.method}: {why}",
+                                                           reason="exited" if gone else "transport"))
 
     def expect(self, request_id: Any, method: str) -> Pending:
         """Wait for the answer to a request the caller writes itself (replay's own ids); no timeout of ours."""
@@ -238,7 +241,8 @@ class Client:
     def write(self, record: Record, data: bytes, on_recorded: Callable[[Record], None] | None = None) -> Record | None:
         """Record, then write the bytes; None when there is no transport or the write failed."""
         transport = self.transport
-        # One lock around record-then-write keeps the recording's order equal to the pipe's order.
+        # One lock around record-then-write keeps the recording's order equal to the pipe's order. It is never
+        # held while waiting on the server: a transport's send() queues what cannot be written at once.
         with self._send_lock:
             if transport is not None and hasattr(transport, "request_meta"):
                 record.http = transport.request_meta(record.msg)

@@ -56,10 +56,14 @@ class Transport(Protocol):
         """Spawn or connect; returns the pid (None without a process). Raises SpawnError in one line."""
 
     def send(self, data: bytes) -> None:
-        """Hand one JSON-RPC line to the server; raises BrokenPipeError once it is gone."""
+        """Hand one JSON-RPC line to the server and return at once: it is written (or POSTed) later if it cannot
+        be now, so a server that stops reading never blocks the caller. Raises BrokenPipeError once the server
+        is gone, or another OSError when it cannot take more (a stdio server that stopped reading its stdin)."""
 
     def stop(self, stdin_grace: float = 2.0) -> ExitInfo | None:
-        """End the run (the shutdown ladder, or closing the connection); returns how it ended."""
+        """End the run (the shutdown ladder, or closing the connection); returns how it ended.
+
+        Never waits on an unfinished send: a stdio server's stdin is closed at once, whatever is still queued."""
 
 
 @runtime_checkable

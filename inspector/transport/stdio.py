@@ -1,26 +1,25 @@
 """A server process over stdio: own process group, reader threads, a lifeline, the shutdown ladder.
 
 The transport knows lines and processes, not JSON-RPC: it hands every stdout line and stderr line to callbacks
-and reports the exit. Order of shutdown (MCP SDK client/stdio): close stdin, wait, SIGTERM the group, wait,
-SIGKILL the group.
+and reports the exit. Writes never wait on the server (`stdin_writer`), so a server that stops reading blocks
+neither a caller nor the shutdown. Order of shutdown (MCP SDK client/stdio): close stdin, wait, SIGTERM the group,
+wait, SIGKILL the group.
 """
 
 from __future__ import annotations
 
-import array
-import fcntl
 import os
 import shutil
 import signal
 import subprocess
 import sys
-import termios
 import threading
 import time
 from collections import deque
 from typing import Callable
 
 from inspector.transport import ExitInfo, SpawnError
+from inspector.transport.stdin_writer import StdinWriter
 
 STDERR_TAIL_LINES = 20
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -80,7 +79,7 @@ class StdioProcess:
         self._on_spawn = on_spawn
         self._proc: subprocess.Popen | None = None
         self._lifeline: subprocess.Popen | None = None
-        self._write_lock = threading.Lock()
+        self._stdin: StdinWriter | None = None
         self._stderr_tail: deque[str] = deque(maxlen=STDERR_TAIL_LINES)
         self._readers: list[threading.Thread] = []
         self.exit_info: ExitInfo | None = None
@@ -102,6 +101,10 @@ class StdioProcess:
         except OSError as exc:
             raise SpawnError(f"cannot start {self.command[0]}: {exc.strerror or exc}") from None
         self._start_lifeline()
+        # Our own copy of the pipe's fd, so the Popen's file object is closed and never written or flushed.
+        stdin_fd = os.dup(self._proc.stdin.fileno())
+        self._proc.stdin.close()
+        self._stdin = StdinWriter(stdin_fd, name=f"server-stdin-{self._proc.pid}")
         if self._on_spawn:
             self._on_spawn(self._proc.pid)  # before the readers start: the spawn precedes anything the server says
         for target, stream, name in ((self._read_stdout, self._proc.stdout, "stdout"),
@@ -127,22 +130,19 @@ class StdioProcess:
         """How many bytes we wrote that the server has not read from its stdin yet; None where unknown.
 
         The era probe's sign of life for a server that says nothing: once it has read our question, its silence
-        is an answer (FIONREAD on a pipe counts the bytes buffered in it, from either end).
+        is an answer (what still waits in our queue, plus FIONREAD: the bytes buffered in the pipe).
         """
-        try:
-            count = array.array("i", [0])
-            fcntl.ioctl(self._proc.stdin.fileno(), termios.FIONREAD, count)
-        except (AttributeError, OSError, ValueError):
-            return None
-        return count[0]
+        return self._stdin.unread() if self._stdin is not None else None
 
     def send(self, data: bytes) -> None:
-        """Write whole lines to the server's stdin; raises BrokenPipeError when it is gone."""
-        with self._write_lock:
-            if self._proc is None or self._proc.stdin is None or self._proc.stdin.closed:
-                raise BrokenPipeError("server stdin is closed")
-            self._proc.stdin.write(data)
-            self._proc.stdin.flush()
+        """Hand whole lines to the server's stdin; never waits for the server to read them.
+
+        Raises BrokenPipeError when its stdin is closed, BlockingIOError when it has stopped reading and too much
+        waits already (`stdin_writer.MAX_QUEUED_BYTES`).
+        """
+        if self._stdin is None:
+            raise BrokenPipeError("server stdin is closed")
+        self._stdin.put(data)
 
     def _read_stdout(self, stream) -> None:
         while True:
@@ -182,6 +182,8 @@ class StdioProcess:
             time.sleep(0.2)
             self._kill_group(signal.SIGKILL)
         self._close_lifeline()
+        if self._stdin is not None:
+            self._stdin.close()
         # Report before waking stop(): a restart must see the old server's exit recorded before the new spawn.
         self._on_exit(info)
         self.exited.set()
@@ -191,12 +193,8 @@ class StdioProcess:
         if self._proc is None:
             return None
         self._stopping = True
-        with self._write_lock:
-            try:
-                if self._proc.stdin and not self._proc.stdin.closed:
-                    self._proc.stdin.close()
-            except OSError:
-                pass
+        if self._stdin is not None:
+            self._stdin.close()  # at once, even while a write waits for a server that stopped reading
         if not self.exited.wait(stdin_grace):
             self._kill_group(signal.SIGTERM)
             if not self.exited.wait(term_grace):
