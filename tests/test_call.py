@@ -20,7 +20,7 @@ from inspector.commands.common import UsageError, dumps, terminal_text
 PY = sys.executable
 
 
-def mcp(args: list[str], cwd, timeout: float = 20, env: dict | None = None) -> subprocess.CompletedProcess:
+def mcp(args: list[str], cwd, timeout: float = 90, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run `mcp-inspect ARGS` as a child process."""
     return subprocess.run([PY, "-m", "inspector.cli", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
@@ -169,7 +169,7 @@ def test_call_usage_errors_exit_2(tmp_path, args, words):
 def test_call_never_imports_the_web_ui(tmp_path):
     command = [PY, "-X", "importtime", "-m", "inspector.cli", "call", "tools/list", "--",
                *fixture_command("raw_server")]
-    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=20,
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=90,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr
     assert "inspector.client.rpc" in result.stderr  # the import log is really there
@@ -271,7 +271,7 @@ def test_copied_command_runs_in_a_shell(tmp_path):
     (bin_dir / "mcp-inspect").chmod(0o755)
     msg = {"method": "tools/call", "params": {"name": "echo", "arguments": {"text": "it's $HOME `id`"}}}
     line = copy_as_command(fixture_command("raw_server"), msg, env_keys=["FIXTURE_KEY"])
-    result = subprocess.run(["sh", "-c", line], cwd=tmp_path, capture_output=True, text=True, timeout=20,
+    result = subprocess.run(["sh", "-c", line], cwd=tmp_path, capture_output=True, text=True, timeout=90,
                             env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT),
                                  "FIXTURE_KEY": "v"})
     assert result.returncode == 0, result.stderr

@@ -136,7 +136,7 @@ def test_parse_config_errors(argv, words):
 
 # ------------------------------------------------------------------------------------------- subprocesses
 
-def run_cli(args: list[str], cwd, timeout: float = 20) -> subprocess.CompletedProcess:
+def run_cli(args: list[str], cwd, timeout: float = 90) -> subprocess.CompletedProcess:
     return subprocess.run([PY, "-m", "inspector.cli", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
 

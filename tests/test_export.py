@@ -21,7 +21,7 @@ from inspector.protocol.redact import REDACTED, Finding, Rules, base64_cores, re
 PY = sys.executable
 
 
-def mcp(args: list[str], cwd, timeout: float = 20) -> subprocess.CompletedProcess:
+def mcp(args: list[str], cwd, timeout: float = 90) -> subprocess.CompletedProcess:
     """Run `mcp-inspect ARGS` as a child process."""
     return subprocess.run([PY, "-m", "inspector.cli", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})

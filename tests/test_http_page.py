@@ -74,7 +74,7 @@ def call_result(inspector, tool: str, arguments: dict) -> dict:
     return wait_for(final, 20, message=f"the answer to {tool}")
 
 
-def mcp(args: list[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+def mcp(args: list[str], cwd: Path, timeout: float = 90) -> subprocess.CompletedProcess:
     return subprocess.run([PYTHON, "-m", "inspector.cli", *args], capture_output=True, text=True, cwd=cwd,
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
 

@@ -20,7 +20,7 @@ PY = sys.executable
 ECHO_LINE = '            return {"content": [{"type": "text", "text": json.dumps(args)}]}\n'
 
 
-def mcp(args: list[str], cwd, timeout: float = 30) -> subprocess.CompletedProcess:
+def mcp(args: list[str], cwd, timeout: float = 90) -> subprocess.CompletedProcess:
     """Run `mcp-inspect ARGS` as a child process."""
     return subprocess.run([PY, "-m", "inspector.cli", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
