@@ -262,6 +262,35 @@
     }
   });
 
+  // ---- only our own partials are swapped -------------------------------------------------------
+  // htmx swaps whatever a request answers. A request that reaches the wrong URL (a server-given
+  // name that became a path, a recording crafted to do so) must not put raw server text into the
+  // page as HTML: the CSP stops scripts, not injected hx-* attributes. So an HTTP answer is swapped
+  // only if it is text/html and not a download. Raw endpoints
+  // (/export, /records/N.json, /records/N/command, content bytes) answer JSON, NDJSON, plain text or
+  // attachments, and are refused here. Websocket pushes carry no HTTP response and are our frames.
+  function refusedAnswer(ctx) {
+    var response = ctx && ctx.response;
+    if (!response || !response.headers || typeof response.headers.get !== 'function') return false;
+    if (response.status === 204) return false; // nothing to swap (the draft saver)
+    var type = (response.headers.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
+    if (type !== 'text/html') return true;
+    return /^\s*attachment/i.test(response.headers.get('Content-Disposition') || '');
+  }
+
+  function refuse(e) {
+    var ctx = e.detail && e.detail.ctx;
+    if (!refusedAnswer(ctx)) return;
+    e.preventDefault();
+    if (window.console) {
+      console.warn('mcp-inspect: not swapping an answer that is not a partial', ctx.request && ctx.request.action);
+    }
+  }
+  // before:response comes before the body is read and before htmx acts on response headers;
+  // before:swap is the last gate before anything reaches the page.
+  document.addEventListener('htmx:before:response', refuse);
+  document.addEventListener('htmx:before:swap', refuse);
+
   // htmx:confirm only fires for elements with hx-confirm; htmx:config:request fires for every
   // request before it is sent, and cancelling it drops the request.
   document.addEventListener('htmx:config:request', function (e) {

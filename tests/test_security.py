@@ -530,6 +530,10 @@ FORBIDDEN_IN_TEMPLATES = {
     "tojson in a double-quoted attribute": r"=\s*\"[^\"]*\|\s*tojson",
     "hx-vals without tojson": r"hx-vals\s*=\s*'(?![^']*\|\s*tojson)[^']*\{\{",
     "inline style element": r"<style\b",
+    # Jinja's urlencode leaves / and . alone: a tool named ../export became a GET of /export (row 10). Server text
+    # goes in a query value through url_part; in a path, even encoded, '..' is resolved by the browser.
+    "urlencode (use url_part, in a query value)": r"\|\s*urlencode\b",
+    "url_part in a path": r"(?:hx-(?:get|post|put|patch|delete)|href|src|action)\s*=\s*\"[^\"?]*\|\s*url_part",
 }
 FORBIDDEN_IN_JS = {
     # Property sinks; the swap-style names htmx takes as strings ('outerHTML') are not sinks.

@@ -11,6 +11,7 @@ import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from inspector.protocol import eras
 from inspector.protocol.diff import text_diff
@@ -158,6 +159,18 @@ def http_view(http: Any) -> dict | None:
     return {"title": title, "facts": facts, "headers": header_rows}
 
 
+def url_part(value) -> str:
+    """Server text as one URL part, for a query value (or a path segment): every character but ASCII letters,
+    digits and ``_.-~`` percent-encoded, ``/ ? # % & = +`` included, so the text can never end the part it is in.
+
+    Jinja's ``urlencode`` leaves ``/`` alone, so a tool named ``../export`` became a GET of ``/export``. A path
+    segment is still not safe on its own: the URL standard resolves a segment of ``..`` or ``%2e%2e`` before
+    the request is sent, and Werkzeug decodes ``%2F`` before routing; the page therefore puts server names in
+    query values (``/tool?name=...``), where neither happens.
+    """
+    return quote(str(value), safe="")
+
+
 def register_filters(app) -> None:
     """Make the helpers available to templates."""
     from inspector.web import get_inspector
@@ -166,7 +179,8 @@ def register_filters(app) -> None:
         return get_inspector().store
 
     app.jinja_env.filters.update(clock=clock, size_text=size_text, latency_text=latency_text,
-                                 pretty_text=pretty_text, basename=basename, slug=slug)
+                                 pretty_text=pretty_text, basename=basename, slug=slug,
+                                 url_part=url_part)
     app.jinja_env.globals.update(text_diff=text_diff, pretty=pretty, text_block=text_block, image_data_uri=image_data_uri,
                                  safe_link=safe_link, state_label=state_label, http_view=http_view,
                                  explain_error=eras.explain_error,

@@ -49,7 +49,10 @@ def record_command(seq: int):
     command = copy_as_command(list(session.command), _without_our_progress_token(record.msg),
                               cwd=None if url else config.cwd, env_keys=[] if url else [key for key, _ in config.env],
                               url=url, header_names=[name for name, _ in session.http_headers])
-    return Response(command + "\n", mimetype="text/plain")
+    response = Response(command + "\n", mimetype="text/plain")
+    # Holds server text: fetched by "Copy as command", never swapped into the page.
+    response.headers["Content-Disposition"] = f'attachment; filename="record-{seq}-command.txt"'
+    return response
 
 
 @bp.post("/raw")

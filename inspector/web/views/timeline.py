@@ -55,4 +55,7 @@ def record_json(seq: int):
     if record is None:
         abort(404)
     value = record.msg if record.kind == "message" else record.to_dict()
-    return Response(json.dumps(value, ensure_ascii=False, indent=2), mimetype="application/json")
+    response = Response(json.dumps(value, ensure_ascii=False, indent=2), mimetype="application/json")
+    # Raw server text: fetched by "Copy JSON", never swapped into the page (static/app.js refuses non-partials).
+    response.headers["Content-Disposition"] = f'attachment; filename="record-{seq}.json"'
+    return response

@@ -108,10 +108,24 @@ def tool_or_404(name: str) -> dict:
     return tool
 
 
+# Each tool route has two addresses. The page uses /tool...?name=<url_part>: a server-given name in a query value
+# cannot become another path (a name of "../export", "..", "a/b" or "x/call" in a path segment can: the browser
+# resolves dot segments, even percent-encoded ones, and Werkzeug decodes %2F before routing). The path form
+# /tools/<name>... stays for API clients and scripts with plain names.
+NAMED = {"defaults": {"name": None}}
+
+
+def _name(name: str | None) -> str:
+    """The tool's name: from the path, or (the page's form) from the query."""
+    return request.args.get("name", "") if name is None else name
+
+
 @bp.get("/tools/<path:name>")
-def tool_detail(name: str):
-    if name.endswith(("/call", "/form", "/draft")):
+@bp.get("/tool", **NAMED)
+def tool_detail(name: str | None):
+    if name is not None and name.endswith(("/call", "/form", "/draft")):
         abort(405)  # actions are POST only; without this the GET would look up a tool named "x/call"
+    name = _name(name)
     tool = tool_or_404(name)
     restarter = get_inspector().restarter
     if restarter:
@@ -120,8 +134,10 @@ def tool_detail(name: str):
 
 
 @bp.post("/tools/<path:name>/form")
-def tool_toggle(name: str):
+@bp.post("/tool/form", **NAMED)
+def tool_toggle(name: str | None):
     """The JSON toggle: form → JSON editor and back, without losing input."""
+    name = _name(name)
     tool = tool_or_404(name)
     task_views.posted_task(tool, dict(_pairs()))  # keeps "Run as a task" and its TTL across the toggle
     mode, text, arguments, problem = _posted(tool)
@@ -132,8 +148,10 @@ def tool_toggle(name: str):
 
 
 @bp.post("/tools/<path:name>/draft")
-def tool_draft(name: str):
+@bp.post("/tool/draft", **NAMED)
+def tool_draft(name: str | None):
     """Keep what the user typed, so switching tools or reloading does not lose it."""
+    name = _name(name)
     tool = tool_or_404(name)
     task_views.posted_task(tool, dict(_pairs()))
     _, text, arguments, problem = _posted(tool)
@@ -142,7 +160,9 @@ def tool_draft(name: str):
 
 
 @bp.post("/tools/<path:name>/call")
-def tool_call(name: str):
+@bp.post("/tool/call", **NAMED)
+def tool_call(name: str | None):
+    name = _name(name)
     tool = tool_or_404(name)
     calls = get_inspector().calls
     if request.mimetype == "application/json":
