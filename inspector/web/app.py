@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from flask import Flask
 
 from inspector.inspector import Inspector
 from inspector.web import get_inspector, security  # noqa: F401 - get_inspector is re-exported
-from inspector.web.live import register_live
+from inspector.web.live import ping_seconds, register_live
 from inspector.web.present import register_filters
 from inspector.web.views import (
     asks, calls, config as config_views, page, panels, server, share, tasks as task_views, timeline, tools,
@@ -40,7 +41,6 @@ def create_app(inspector: Inspector) -> Flask:
         INSPECTOR_HOST=inspector.config.host,
         MAX_CONTENT_LENGTH=64 * 1024 * 1024,  # large tool arguments must get through
         MAX_FORM_MEMORY_SIZE=64 * 1024 * 1024,
-        SOCK_SERVER_OPTIONS={"max_message_size": 1024 * 1024, "ping_interval": 25},
         SEND_FILE_MAX_AGE_DEFAULT=0,
     )
     app.extensions["inspector"] = inspector
@@ -48,5 +48,5 @@ def create_app(inspector: Inspector) -> Flask:
     register_filters(app)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
-    register_live(app)
+    register_live(app, ping_seconds(os.environ))
     return app

@@ -1,7 +1,7 @@
 """The gate in front of every route: Host (400) → Origin / Sec-Fetch-Site (403) → token (401) → body type (415).
 
 The page can start processes, so it is treated like a root shell on a web page (security.md). The checks run in
-before_request because flask-sock completes the websocket handshake inside the route, too late to refuse.
+before_request because the websocket handshake completes inside the route (web/live.py), too late to refuse.
 """
 
 from __future__ import annotations
