@@ -1,5 +1,6 @@
-"""security.md row 16, against real sockets: one writer per websocket (a keep-alive Ping never lands inside a large
-frame, two senders never interleave), close 1009 for an over-cap message, and a dead tab is closed.
+"""security.md row 16 and the websocket handshake, against real sockets: one writer per websocket (a keep-alive Ping
+never lands inside a large frame, two senders never interleave), close 1009 for an over-cap message, a dead tab is
+closed, and a malformed but authenticated upgrade gets a 400 and no traceback.
 
 The tabs here are raw sockets, not a websocket library: the test chooses the receive buffer, when to read, whether
 to answer Pings, and it checks every frame header the server sent."""
@@ -260,4 +261,28 @@ def test_an_over_cap_message_from_the_browser_gets_close_1009(inspector_factory)
     assert "error" not in outcome, outcome
     assert outcome["close"].close_code == 1009
     tab.sock.close()
+    assert inspector.request("GET", "/")[0] == 200
+
+
+# ------------------------------------------------------------------------------ the handshake itself
+
+def test_a_malformed_authenticated_upgrade_gets_400_and_no_traceback(inspector_factory):
+    inspector = inspector_factory(fixture_command("fake_server", "ok"), "--no-watch")
+    host = f"127.0.0.1:{inspector.port}"
+    auth = {"Origin": inspector.origin, "Cookie": inspector.cookie}
+    for key, version in ((None, "99"), (None, "13"), ("x", None)):
+        request = upgrade_request(host, auth, version=version)
+        if key is None:  # no Sec-WebSocket-Key at all
+            request = b"".join(line for line in request.splitlines(keepends=True)
+                               if not line.startswith(b"Sec-WebSocket-Key"))
+        with socket.create_connection(("127.0.0.1", inspector.port), timeout=READ_TIMEOUT) as sock:
+            sock.sendall(request)
+            response = b""
+            while chunk := sock.recv(1 << 16):
+                response += chunk
+        head, _, body = response.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 400"), (key, version, response[:300])
+        assert b"content-type: text/plain" in head.lower() and 0 < len(body) < 500, response
+        assert b"Traceback" not in body
+    assert "Traceback" not in inspector.stderr_text()
     assert inspector.request("GET", "/")[0] == 200

@@ -19,7 +19,7 @@ from simple_websocket import ConnectionClosed
 from inspector.protocol.json import loads
 from inspector.recording.store import Filters, Store
 from inspector.web import get_inspector, regions
-from inspector.web.live_socket import LiveSocket
+from inspector.web.live_socket import HandshakeRefused, LiveSocket
 
 DOM_ROWS = 1000
 """The page never holds more rows than this; the server sends no more than it can keep."""
@@ -149,7 +149,11 @@ def register_live(app: Flask, ping_every: float = PING_SECONDS) -> None:
 
     @app.route("/ws", websocket=True)
     def live():
-        ws = LiveSocket(request.environ, MAX_INBOUND_BYTES)
+        try:
+            ws = LiveSocket(request.environ, MAX_INBOUND_BYTES)
+        except HandshakeRefused as refused:
+            return Response(f"not a websocket handshake we accept: {refused}\n", status=400, mimetype="text/plain",
+                            headers=refused.headers)
         try:
             LiveConnection(ws, get_inspector().store, ping_every).run()
         except ConnectionClosed:

@@ -13,8 +13,18 @@ from __future__ import annotations
 import threading
 
 from simple_websocket import ConnectionClosed, Server
-from wsproto.events import Ping
+from wsproto.events import Ping, RejectConnection
 from wsproto.frame_protocol import CloseReason
+from wsproto.utilities import RemoteProtocolError
+
+
+class HandshakeRefused(Exception):
+    """The upgrade request is not a websocket handshake we can accept (e.g. an unknown version, no key)."""
+
+    def __init__(self, reason: str, headers: list[tuple[str, str]]) -> None:
+        super().__init__(reason)
+        self.headers = headers
+        """Headers the answer should carry (e.g. Sec-WebSocket-Version: 13 for a wrong version)."""
 
 
 class OneWriterSocket:
@@ -47,7 +57,12 @@ class LiveSocket(Server):
         raw = environ.get("werkzeug.socket")
         if raw is not None:
             environ = {**environ, "werkzeug.socket": OneWriterSocket(raw, self.write_lock)}
-        super().__init__(environ, ping_interval=None, max_message_size=max_message_size)
+        try:
+            super().__init__(environ, ping_interval=None, max_message_size=max_message_size)
+        except RemoteProtocolError as error:  # nothing was written yet: the caller can still answer with a 4xx
+            hint = error.event_hint.headers if isinstance(error.event_hint, RejectConnection) else []
+            headers = [(bytes(k).decode("latin-1"), bytes(v).decode("latin-1")) for k, v in hint]
+            raise HandshakeRefused(str(error), headers) from None
 
     def send(self, data) -> None:
         with self.write_lock:
