@@ -4,7 +4,6 @@ command, and send a hand-made raw line. The viewers and the replay themselves ar
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import tempfile
@@ -15,6 +14,7 @@ from inspector.client.rpc import RawRefused
 from inspector.command_line import copy_as_command
 from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, read_recording
+from inspector.protocol import jsonrpc
 from inspector.protocol.json import loads
 from inspector.protocol.redact import Rules
 from inspector.session.sharing import ReplayRun
@@ -81,10 +81,11 @@ def export():
     header = _current_header(store)
     rules = Rules.build(literals=[inspector.token])
     redacted = redact_recording(header, [r for r in records if r is not None], rules)
-    lines = [json.dumps(redacted.header, ensure_ascii=False)] if redacted.header else []
-    lines += [json.dumps(r, ensure_ascii=False) for r in redacted.records]
+    # The same line encoding as the recording itself (C1 controls escaped, so `cat` on the export is safe too).
+    lines = [jsonrpc.encode(redacted.header)] if redacted.header else []
+    lines += [jsonrpc.encode(r) for r in redacted.records]
     name = (store.writer.path.stem if store.writer.path else "session") + "-export.jsonl"
-    response = Response("\n".join(lines) + "\n", mimetype="application/x-ndjson")
+    response = Response(b"".join(lines), mimetype="application/x-ndjson")
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     response.headers["X-Redacted"] = str(len(redacted.findings))
     return response
