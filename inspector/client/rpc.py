@@ -339,8 +339,9 @@ class Client:
     def _expire_due(self, now: float) -> None:
         with self._lock:
             due = [p for p in self._pending.values() if p.deadline <= now]
-        for item in due:
-            self.expire(item, item.timeout)
+        for item in due:  # pushed by progress to the maximum: that is the limit it ran into, not --timeout
+            capped = item.deadline >= item.hard_deadline
+            self.expire(item, max(item.timeout, self.max_timeout) if capped else item.timeout)
 
     # -- receiving ---------------------------------------------------------------------------------------------
 
