@@ -192,6 +192,8 @@ def _check_host(host: str) -> str:
     if not address.is_loopback:
         raise UsageError(f"--host {host}: mcp-inspect only listens on loopback addresses; the page can start "
                          "processes, so it is never offered to the network")
+    if str(address) not in ("127.0.0.1", "::1"):  # the Host check answers only to these names (web/security.py)
+        raise UsageError(f"--host {host}: use 127.0.0.1, localhost or ::1; the page refuses every other Host name")
     return str(address)
 
 

@@ -111,6 +111,7 @@ def test_loopback_hosts_are_accepted(host, expected):
     (["--host", "example.com", "python"], "loopback"),
     (["--host", "localhost.evil.example", "python"], "loopback"),
     (["--host", "", "python"], "loopback"),
+    (["--host", "127.0.0.2", "python"], "use 127.0.0.1, localhost or ::1"),  # the page would refuse its Host
     (["-e", "NOEQUALS", "python"], "KEY=VALUE"),
     (["-e", "=V", "python"], "KEY=VALUE"),
     (["--env="], "KEY=VALUE"),

@@ -2,7 +2,8 @@
 
 Every byte in either direction becomes a Record in the sink before anything acts on it. The client owns the ids it
 sends (integers from one counter, never reused across restarts, so pairing stays unambiguous); the server's
-requests have their own id space and are answered through `on_server_request`. The page's Session and the
+requests have their own id space and are answered through `on_server_request`, in order, by one thread of a
+bounded queue (`answers.py`), never one thread each. The page's Session and the
 headless commands (`call`, `check`, `replay`) all speak through this one class.
 
 It knows no page and no era: the modern era's `_meta` comes in through `meta`, and its input rounds through the
@@ -19,7 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from inspector.protocol import eras, jsonrpc
-from inspector.protocol.records import EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, Record, record_server_message
+from inspector.protocol.records import (EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, UNANSWERED, Record,
+                                        record_server_message)
+from inspector.client.answers import ServerRequests, default_answer
 from inspector.client.deadlines import FOREVER, Deadlines
 
 DEFAULT_TIMEOUT = 60.0
@@ -87,14 +90,6 @@ class Pending:
         return response.get("result")
 
 
-def default_answer(msg: dict) -> dict:
-    """How a client with nobody to ask answers the server's own requests: ping yes, the rest not supported."""
-    if msg.get("method") == "ping":
-        return jsonrpc.result_response(msg.get("id"), {})
-    return jsonrpc.error_response(msg.get("id"), jsonrpc.METHOD_NOT_FOUND,
-                                  f"mcp-inspect does not answer {msg.get('method')}")
-
-
 class Client:
     """One JSON-RPC conversation over whatever transport is attached (stdio process or HTTP connection)."""
 
@@ -131,6 +126,9 @@ class Client:
         self._send_lock = threading.Lock()
         self.deadlines = Deadlines(self._expire_due)
         """The request-timeout thread (one per client, ended by close())."""
+        self.server_requests = ServerRequests(self._answer_request,
+                                              lambda limit: self.event(UNANSWERED, {"limit": limit}))
+        """The server's own requests, answered in order by one thread (not one each), the reader never waiting."""
 
     # -- the transport -----------------------------------------------------------------------------------------
 
@@ -341,8 +339,9 @@ class Client:
     def _expire_due(self, now: float) -> None:
         with self._lock:
             due = [p for p in self._pending.values() if p.deadline <= now]
-        for item in due:
-            self.expire(item, item.timeout)
+        for item in due:  # pushed by progress to the maximum: that is the limit it ran into, not --timeout
+            capped = item.deadline >= item.hard_deadline
+            self.expire(item, max(item.timeout, self.max_timeout) if capped else item.timeout)
 
     # -- receiving ---------------------------------------------------------------------------------------------
 
@@ -367,9 +366,7 @@ class Client:
             for hook in self.on_notification:
                 hook(decoded.msg)
         elif decoded.kind == jsonrpc.REQUEST:
-            # Answer from another thread: writing to a server that is itself blocked writing to us would deadlock.
-            threading.Thread(target=self._answer_request, args=(decoded.msg, self.transport), name="answer-server",
-                             daemon=True).start()
+            self.server_requests.put(decoded.msg, self.transport)
 
     def on_stderr_line(self, text: str) -> None:
         """One stderr line from the server."""
@@ -394,6 +391,9 @@ class Client:
     def _answer_request(self, msg: dict, transport: Any) -> None:
         if transport is None:
             return
-        reply = self.on_server_request(msg, transport)
-        if reply is not None:
-            self.reply(transport, reply)
+        try:
+            reply = self.on_server_request(msg, transport)
+            if reply is not None:
+                self.reply(transport, reply)
+        except Exception as exc:  # noqa: BLE001 - the one answering thread must answer the next request too
+            self.event("transport-error", {"error": f"internal error answering {msg.get('method')}: {exc!r}"})

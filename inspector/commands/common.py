@@ -4,7 +4,6 @@ helpers, and output that is safe for a terminal."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import sys
@@ -13,13 +12,13 @@ from typing import Any
 
 from inspector.command_line import UsageError, env_keys, env_pairs  # noqa: F401 - the commands import them from here
 from inspector.config import DEFAULT_TIMEOUT, server_environment
+from inspector.protocol import json as protocol_json
 from inspector.protocol.eras import PROBE_SECONDS
 
 # Whole escape sequences first (so "\x1b[31m" does not leave "[31m" behind), then any control character left:
 # C0 but tab, DEL, and C1 (U+0080-U+009F; U+009B alone is a CSI on many terminals). security.md row 12.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[PX^_][^\x1b]*(?:\x1b\\)?|[@-Z\\-_])")
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-_JSON_UNSAFE = re.compile(r"[\x7f-\x9f\u2028\u2029]")
 
 
 def fail(message: str, code: int = 2) -> int:
@@ -40,9 +39,7 @@ def echo_stderr(line: str) -> None:
 
 def dumps(value: Any, indent: int | None = 2) -> str:
     """JSON with ensure_ascii=False, but DEL, C1 and line separators escaped: the same value, safe on a terminal."""
-    text = json.dumps(value, ensure_ascii=False, indent=indent)
-    # Those characters can only occur inside JSON strings here, where \\uXXXX means the same thing.
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+    return protocol_json.dumps(value, indent=indent)
 
 
 def write_stdout(text: str) -> None:

@@ -8,6 +8,8 @@
 - `ABSENT`: the value on a side where a member does not exist at all (different from null).
 - `REDACTED`: the one text that stands where a secret was.
 - `loads`: the one decode of JSON from outside (a server, a file, a form): bounded nesting, only ValueError.
+- `dumps`: the one readable encode for files and terminals: UTF-8 text kept, characters that act on a terminal or
+  split a line escaped.
 """
 
 from __future__ import annotations
@@ -58,6 +60,23 @@ def loads(data: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
     if too_deep(data, max_depth):
         raise TooDeep(f"nested more than {max_depth} levels deep")
     return value
+
+
+_UNSAFE_IN_TEXT = re.compile("[\x7f-\x9f\u2028\u2029]")
+"""What `dumps` writes as \\uXXXX although ensure_ascii=False would keep it raw (json escapes C0 itself):
+- U+0080-U+009F, the C1 controls: U+009B is a CSI and U+009D an OSC on many terminals, so `cat recording.jsonl`
+  could be driven by a server's text (security.md row 12); U+0085 (NEL) also ends a line for str.splitlines.
+- DEL (U+007F): a control character; invisible, and nothing a reader of the file should have to guess at.
+- U+2028 and U+2029: line and paragraph separators. Editors, str.splitlines and older JavaScript take them as line
+  ends, which would cut a JSON line in two for a reader that splits text rather than bytes."""
+
+
+def dumps(value: Any, **options: Any) -> str:
+    """`json.dumps` with ensure_ascii=False (Zürich stays readable), but with `_UNSAFE_IN_TEXT` escaped: the same
+    JSON value, safe to print and to split into lines. Raises what json.dumps raises."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    # Those characters can only occur inside JSON strings here, where \uXXXX means exactly the same thing.
+    return _UNSAFE_IN_TEXT.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
 
 
 class _Absent:

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from inspector.protocol.json import TooDeep, loads
+from inspector.protocol.json import TooDeep, dumps, loads
 
 # Message kinds, as shown in the timeline and used by the filters.
 REQUEST = "request"
@@ -132,9 +132,10 @@ def error_response(request_id: Any, code: int, message: str, data: Any = None) -
 
 
 def encode(msg: Any) -> bytes:
-    """One wire line: compact JSON, UTF-8, newline-terminated (json.dumps never emits a raw newline)."""
+    """One wire and recording line: compact JSON, UTF-8, newline-terminated (json.dumps never emits a raw newline),
+    with C1 controls, DEL and U+2028/2029 escaped (`protocol.json.dumps`): `cat` on a recording cannot be driven."""
     try:
-        return (json.dumps(msg, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        return (dumps(msg, separators=(",", ":")) + "\n").encode("utf-8")
     except UnicodeEncodeError:
         # A lone surrogate (json.loads makes one of the valid escape "\ud800") has no UTF-8 form: keep it escaped.
         return (json.dumps(msg, ensure_ascii=True, separators=(",", ":")) + "\n").encode("ascii")

@@ -23,6 +23,7 @@ SPAWN, SPAWN_FAILED, HANDSHAKE, CONNECT, TRANSPORT, TRANSPORT_ERROR = (
     "spawn", "spawn-failed", "handshake", "connect", "transport", "transport-error")
 TIMEOUT, EXIT, STOP, SESSION_END = "timeout", "exit", "stop", "session-end"
 RESTART, DIFF, CRASH_LOOP, WARNING = "restart", "diff", "crash-loop", "warning"
+UNANSWERED = "unanswered"
 EVENT_PREVIEW_CHARS = 200
 """An unknown event's detail is shown as this much JSON."""
 
@@ -63,6 +64,8 @@ EVENT_TEXT: dict[str, Any] = {
     WARNING: lambda d: f"⚠ {d.get('rule')} on #{d.get('seq')}: {d.get('text')}",
     SESSION_END: lambda d: "session ended",
     STOP: lambda d: f"stop requested ({d.get('reason', 'user')})",
+    UNANSWERED: lambda d: (f"✖ the server has more than {d.get('limit')} requests waiting for our answer: the next "
+                           "ones are not answered until those are"),
 }
 
 

@@ -1,13 +1,15 @@
 """Sharing: the page's recordings work that outlives a request: the `mcp-inspect view` processes it started and
 the latest replay. A service of one run, owned by the Inspector and stopped by the runner (no Flask here).
 
-Opening a recording starts our own read-only viewer on another port: it runs nothing from the file. Replaying
-restarts the current server so its handshake is replayed too, and shows each step's diff.
+Opening a recording starts our own read-only viewer on another port: it runs nothing from the file. It runs the
+way a server does (transport/stdio): in a process group of its own with the lifeline, so it ends with the inspector
+even when the inspector is killed with kill -9 (security.md row 25). Replaying restarts the current server so its
+handshake is replayed too, and shows each step's diff.
 """
 
 from __future__ import annotations
 
-import subprocess
+import os
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -15,6 +17,8 @@ from dataclasses import dataclass, field
 from inspector.recording.store import Store
 from inspector.client.targets import HttpTarget
 from inspector.session import changes
+from inspector.transport import SpawnError
+from inspector.transport.stdio import StdioProcess
 
 VIEWER_START_SECONDS = 20
 
@@ -38,29 +42,44 @@ class Sharing:
         self.store = store
         self.session = session
         self.replay: ReplayRun | None = None
-        self._viewers: list[subprocess.Popen] = []
+        self._viewers: list[StdioProcess] = []
         self._lock = threading.Lock()
 
     def start_viewer(self, path: str) -> str:
-        """Run `mcp-inspect view` on the file and return its tokened URL; raises ValueError with the reason."""
-        proc = subprocess.Popen([sys.executable, "-m", "inspector.cli", "view", "--no-open", "--port", "0", path],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+        """Run `mcp-inspect view` on the file and return its tokened URL; raises ValueError with the reason.
+
+        The URL line comes once the viewer has the file open and read (it reads it through that descriptor from
+        then on), so the caller may delete the file as soon as this returns."""
+        said: list[str] = []
+        ready = threading.Event()
+
+        def on_stdout(line: bytes) -> None:
+            said.append(line.decode(errors="replace").strip())
+            ready.set()
+
+        def on_exit(info) -> None:
+            with self._lock:
+                if viewer in self._viewers:
+                    self._viewers.remove(viewer)
+            ready.set()  # exited before its URL line: its reason is the last stderr line
+
+        viewer = StdioProcess([sys.executable, "-m", "inspector.cli", "view", "--no-open", "--port", "0", path],
+                              cwd=None, env=dict(os.environ), on_stdout=on_stdout, on_stderr=lambda text: None,
+                              on_exit=on_exit)
         with self._lock:
-            self._viewers.append(proc)
-        line: list[bytes] = []
-        reader = threading.Thread(target=lambda: line.append(proc.stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(VIEWER_START_SECONDS)
-        url = line[0].decode(errors="replace").strip() if line else ""
+            self._viewers.append(viewer)
+        try:
+            viewer.start()
+        except SpawnError as exc:
+            with self._lock:
+                self._viewers.remove(viewer)
+            raise ValueError(str(exc)) from None
+        ready.wait(VIEWER_START_SECONDS)
+        url = said[0] if said else ""
         if not url.startswith("http://"):
-            exited = line == [b""]  # stdout closed: it is exiting with its reason on stderr (let it finish saying so)
-            try:
-                proc.wait(timeout=2.0 if exited else 0.0)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            message = proc.stderr.read().decode(errors="replace").strip().splitlines() if exited else []
-            raise ValueError(message[-1] if message else "the viewer did not start")
+            info = viewer.stop(stdin_grace=0.0)
+            tail = [line for line in (info.stderr_tail if info else []) if line.strip()]
+            raise ValueError(tail[-1] if tail else "the viewer did not start")
         return url
 
     def start_replay(self, name: str, loaded) -> tuple[ReplayRun, bool]:
@@ -76,9 +95,13 @@ class Sharing:
         """End the viewers this page started (the runner calls this when the inspector shuts down)."""
         with self._lock:
             viewers, self._viewers = self._viewers, []
-        for proc in viewers:
-            if proc.poll() is None:
-                proc.terminate()
+        # A viewer does not end when its stdin closes: SIGTERM at once, each on its own thread (they end together).
+        stopping = [threading.Thread(target=viewer.stop, kwargs={"stdin_grace": 0.0}, daemon=True)
+                    for viewer in viewers]
+        for thread in stopping:
+            thread.start()
+        for thread in stopping:
+            thread.join()
 
     def _run_replay(self, run: ReplayRun, loaded) -> None:
         """Restart-and-replay on a thread: stop this server, replay against a fresh one, then start it again."""

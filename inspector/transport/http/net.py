@@ -62,10 +62,16 @@ def _origin_text(url: httpx.URL) -> str:
 
 
 def _ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The address a host names literally, in every form the resolver takes: 127.1, 2130706433 and 0x7f000001 are
+    127.0.0.1 to getaddrinfo (inet_aton's forms), and ::ffff:127.0.0.1 is 127.0.0.1 too (security findings, 12)."""
     try:
-        return ipaddress.ip_address(host.strip("[]"))
+        ip = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
-        return None
+        try:
+            ip = ipaddress.IPv4Address(socket.inet_aton(host))
+        except (OSError, ValueError):
+            return None
+    return getattr(ip, "ipv4_mapped", None) or ip
 
 
 def _is_loopback(host: str) -> bool:

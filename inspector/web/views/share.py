@@ -4,10 +4,12 @@ command, and send a hand-made raw line. The viewers and the replay themselves ar
 
 from __future__ import annotations
 
-import json
 import os
 import re
+import shutil
 import tempfile
+from contextlib import contextmanager
+from typing import Iterator
 
 from flask import Blueprint, Response, abort, render_template, request
 
@@ -15,6 +17,7 @@ from inspector.client.rpc import RawRefused
 from inspector.command_line import copy_as_command
 from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, read_recording
+from inspector.protocol import jsonrpc
 from inspector.protocol.json import loads
 from inspector.protocol.redact import Rules
 from inspector.session.sharing import ReplayRun
@@ -23,18 +26,25 @@ from inspector.web import get_inspector
 bp = Blueprint("share", __name__)
 
 
-def _save_upload() -> str:
-    """The uploaded recording, saved privately; raises ValueError with a message for the page."""
+@contextmanager
+def _uploaded() -> Iterator[str]:
+    """The uploaded recording, saved privately for as long as the block runs, then deleted with its folder (it may
+    hold secrets: security findings, 10). Whatever uses it reads it within the block: the replay loads it, and a
+    viewer has it open before its URL comes (and reads it through that descriptor from then on). Raises
+    ValueError with a message for the page."""
     upload = request.files.get("recording")
     if upload is None or not upload.filename:
         raise ValueError("choose a recording file (.jsonl) first")
     folder = tempfile.mkdtemp(prefix="mcp-inspect-upload-")
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", os.path.basename(upload.filename)) or "recording.jsonl"
-    path = os.path.join(folder, name)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        upload.save(handle)
-    return path
+    try:
+        name = re.sub(r"[^A-Za-z0-9._-]+", "-", os.path.basename(upload.filename)) or "recording.jsonl"
+        path = os.path.join(folder, name)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            upload.save(handle)
+        yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @bp.get("/records/<int:seq>/command")
@@ -81,10 +91,11 @@ def export():
     header = _current_header(store)
     rules = Rules.build(literals=[inspector.token])
     redacted = redact_recording(header, [r for r in records if r is not None], rules)
-    lines = [json.dumps(redacted.header, ensure_ascii=False)] if redacted.header else []
-    lines += [json.dumps(r, ensure_ascii=False) for r in redacted.records]
+    # The same line encoding as the recording itself (C1 controls escaped, so `cat` on the export is safe too).
+    lines = [jsonrpc.encode(redacted.header)] if redacted.header else []
+    lines += [jsonrpc.encode(r) for r in redacted.records]
     name = (store.writer.path.stem if store.writer.path else "session") + "-export.jsonl"
-    response = Response("\n".join(lines) + "\n", mimetype="application/x-ndjson")
+    response = Response(b"".join(lines), mimetype="application/x-ndjson")
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
     response.headers["X-Redacted"] = str(len(redacted.findings))
     return response
@@ -93,8 +104,8 @@ def export():
 @bp.post("/recordings/open")
 def open_recording():
     try:
-        path = _save_upload()
-        url = get_inspector().sharing.start_viewer(path)
+        with _uploaded() as path:
+            url = get_inspector().sharing.start_viewer(path)
     except (ValueError, OSError) as exc:
         return render_template("partials/_open_result.html", problem=str(exc), url=None), 422
     return render_template("partials/_open_result.html", problem=None, url=url)
@@ -104,8 +115,8 @@ def open_recording():
 def replay_recording():
     sharing = get_inspector().sharing
     try:
-        path = _save_upload()
-        loaded = read_recording(path)
+        with _uploaded() as path:
+            loaded = read_recording(path)
     except (ValueError, OSError, RecordingError) as exc:
         return render_template("partials/_replay.html", run=ReplayRun(name="", state="failed", error=str(exc))), 422
     run, started = sharing.start_replay(os.path.basename(path), loaded)
