@@ -11,6 +11,8 @@ import re
 import shlex
 from typing import Any
 
+from inspector.protocol.secrets import mask_argv, mask_url, shell_variable
+
 
 class UsageError(Exception):
     """A wrong invocation: one line for the user, exit code 2."""
@@ -38,7 +40,8 @@ def copy_as_command(target_command: list[str], msg: dict, cwd: str | None = None
     """The `mcp-inspect call ...` line that sends this request again to the same server.
 
     Env values are never included: each -e KEY becomes `-e KEY="$KEY"`, read from the user's shell; an HTTP
-    header's value becomes a shell variable named after the header the same way.
+    header's value becomes a shell variable named after the header the same way, and so do the values of secret
+    options (`--api-key "$API_KEY"`) and a URL's password and secret query values (`${PASSWORD}`, `${API_KEY}`).
     """
     method = msg.get("method") if isinstance(msg, dict) else None
     if not isinstance(method, str):
@@ -63,15 +66,28 @@ def copy_as_command(target_command: list[str], msg: dict, cwd: str | None = None
     line = [shlex.join(words)]
     line += [f"-e {_env_placeholder(key)}" for key in env_keys]
     if url:
-        line += ["--url", shlex.quote(url)]
-        line += [f'-H "{name}: ${_shell_name(name)}"' for name in header_names if re.fullmatch(r"[A-Za-z0-9-]+", name)]
+        line += ["--url", _url_word(url)]
+        line += [f'-H "{name}: ${shell_variable(name)}"' for name in header_names
+                 if re.fullmatch(r"[A-Za-z0-9-]+", name)]
     else:
-        line += ["--", shlex.join(target_command)]
+        line += ["--", _command_words(target_command)]
     return " ".join(line)
 
 
-def _shell_name(header: str) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "_", header).upper()
+def _command_words(argv: list[str]) -> str:
+    """The server command for a shell, each secret option's value a shell variable the user sets."""
+    masked, positions = mask_argv(argv, placeholder=lambda option: f'"${shell_variable(option)}"')
+    return " ".join(word if i in positions else shlex.quote(word) for i, word in enumerate(masked))
+
+
+def _url_word(url: str) -> str:
+    """The URL for a shell: as is, or in double quotes with its secrets as ${VARIABLES} the user sets."""
+    marked = mask_url(url, placeholder=lambda name: f"\0{shell_variable(name)}\0")
+    if marked == url:
+        return shlex.quote(url)
+    pieces = marked.split("\0")  # literal text and variable names, alternately
+    return '"' + "".join(f"${{{piece}}}" if i % 2 else re.sub(r'([\\"$`])', r"\\\1", piece)
+                         for i, piece in enumerate(pieces)) + '"'
 
 
 def _compact(value: Any) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from inspector.protocol.eras import PROBE_SECONDS
+from inspector.protocol.secrets import inherited_secrets, target_secrets
 from inspector.client.rpc import DEFAULT_TIMEOUT
 
 DEFAULT_PORT = 6280
@@ -69,6 +70,15 @@ class Config:
     def server_env(self) -> dict[str, str]:
         """The environment the server starts with: ours plus -e values."""
         return server_environment(self.env)
+
+    def secrets(self) -> list[str]:
+        """The values this run must never write or show (protocol.secrets masks them): the target's and every
+        --config entry's (-e / env, -H / headers, the URL's, secret options' values), and our own environment's
+        values under secret names, which a server inherits."""
+        found = target_secrets(self.command, self.env, self.url, self.headers) + inherited_secrets(os.environ)
+        for entry in self.config_entries:
+            found += target_secrets(entry.command, entry.env, entry.url, entry.headers)
+        return found
 
     def root_list(self) -> list[dict]:
         """The roots answered to roots/list."""

@@ -146,6 +146,8 @@ def run(config: Config) -> int:
 
 def build(config: Config, store: Store) -> Inspector:
     """THE composition root: every service of one live run, wired to each other (tests call this too)."""
+    token = secrets.token_urlsafe(32)
+    store.masker.learn([token, *config.secrets()])  # before anything is recorded: the header comes later (begin)
     session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
                       client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list(),
                       protocol=config.protocol, probe_timeout=config.probe_timeout)
@@ -161,7 +163,7 @@ def build(config: Config, store: Store) -> Inspector:
     panels.follow(session)
     tasks = TaskTracker(session)
     tasks.follow(session)
-    inspector = Inspector(config=config, token=secrets.token_urlsafe(32), store=store, session=session,
+    inspector = Inspector(config=config, token=token, store=store, session=session,
                           tasks=tasks, panels=panels, restarter=restarter, watcher=watcher,
                           problems=problems, asks=asks, calls=calls, sharing=Sharing(store, session))
     inspector.targeting = Targeting(session, config, lambda: inspector.port)
@@ -181,7 +183,8 @@ def begin(inspector: Inspector, port: int) -> None:
     """The page's port is bound: note it, write the recording's header, start watching (tests call this too)."""
     config, writer = inspector.config, inspector.store.writer
     inspector.port = port
-    writer.write_header(header(config.target(), protocol=config.protocol, env_keys=[key for key, _ in config.env]))
+    head = header(config.target(), protocol=config.protocol, env_keys=[key for key, _ in config.env])
+    writer.write_header(inspector.store.masker.header(head))
     if writer.path:
         print(f"mcp-inspect: recording to {writer.path}", file=sys.stderr, flush=True)
     watcher = inspector.watcher

@@ -105,6 +105,9 @@ class Connection:
         return True
 
     def _on_exit(self, transport: Any, info: Any) -> None:
+        masker = getattr(self.client.sink, "masker", None)
+        if masker is not None:  # the stderr tail goes into failure messages and check's report
+            info = masker.exit_info(info)
         detail = {"code": info.code, "signal": info.signal, "stderr_tail": info.stderr_tail}
         if info.reason:
             detail["reason"] = info.reason

@@ -371,7 +371,7 @@ class Client:
     def on_stderr_line(self, text: str) -> None:
         """One stderr line from the server."""
         self._heard()
-        self.sink.add(Record(STDERR, text=text))
+        text = self.sink.add(Record(STDERR, text=text)).text or text  # as stored: known secrets masked
         for hook in self.on_stderr:
             hook(text)
 

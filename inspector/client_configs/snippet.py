@@ -1,6 +1,7 @@
 """The other way round: our server as an entry of a client's config file ("copy server entry").
 
-Secrets never appear: env and header values are ``<set KEY here>`` placeholders (Claude Desktop, Cursor), or
+Secrets never appear: env and header values, the values of secret options in the command (``--token X``) and a
+URL's password and secret query values are ``<set KEY here>`` placeholders (Claude Desktop, Cursor), or
 ``${input:...}`` password prompts (VS Code).
 """
 
@@ -11,6 +12,7 @@ import re
 from collections.abc import Iterable
 
 from inspector.client_configs.read import TRANSPORTS
+from inspector.protocol.secrets import mask_argv, mask_url, shell_variable
 
 FLAVOURS = ("claude", "cursor", "vscode")
 
@@ -41,6 +43,7 @@ def server_entry_snippet(*, name: str, command: Iterable[str] = (), env_keys: It
     if flavour == "vscode":
         entry["type"] = {"stdio": "stdio", "streamable-http": "http", "sse": "sse"}[kind]
     if argv:
+        argv = mask_argv(argv, placeholder=lambda option: secret(shell_variable(option)))[0]
         entry["command"], entry["args"] = argv[0], argv[1:]
         if env_keys := list(env_keys):
             entry["env"] = {key: secret(key) for key in env_keys}
@@ -49,7 +52,7 @@ def server_entry_snippet(*, name: str, command: Iterable[str] = (), env_keys: It
     else:
         if kind == "sse" and flavour != "vscode":
             entry["type"] = "sse"  # without a type a url reads as streamable HTTP
-        entry["url"] = url
+        entry["url"] = mask_url(url, placeholder=lambda part: secret(shell_variable(part)))
         if header_names := list(header_names):
             entry["headers"] = {key: secret(key) for key in header_names}
     document: dict = {"servers" if flavour == "vscode" else "mcpServers": {name: entry}}

@@ -23,7 +23,7 @@ from inspector.recording.files import RecordingError, close_sink, open_sink
 from inspector.transport.stdio import SpawnError
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
-    echo_stderr, env_keys, fail, server_env, split_command, write_stdout,
+    echo_stderr, env_keys, fail, masker_for, server_env, split_command, write_stdout,
 )
 
 # Shorthand option → the method it implies.
@@ -138,7 +138,8 @@ def call_main(argv: list[str]) -> int:
         args = parse_call(argv)
         env = server_env(list(args.env), args.cwd)
         store = open_sink(args.record, args.command, args.cwd, protocol=args.protocol,
-                           env_keys=env_keys(list(args.env)), http=args.http)
+                           env_keys=env_keys(list(args.env)), http=args.http,
+                           masker=masker_for(args.command, list(args.env), args.http))
     except UsageError as exc:
         return fail(str(exc))
     except RecordingError as exc:

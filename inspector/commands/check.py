@@ -26,7 +26,7 @@ from inspector.transport.stdio import SpawnError
 from inspector.protocol.records import EVENT, MESSAGE, TO_SERVER, Record
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_rules_option, add_server_options,
-    disabled_rules, dumps, http_target, env_keys, fail, server_env, split_command, terminal_text,
+    disabled_rules, dumps, http_target, env_keys, fail, masker_for, server_env, split_command, terminal_text,
     write_stdout,
 )
 
@@ -96,8 +96,8 @@ class Report:
 class CheckingSink(Sink):
     """A Sink that passes every record through a ProtocolChecker and records each warning as an event."""
 
-    def __init__(self, writer: Any, checker: ProtocolChecker) -> None:
-        super().__init__(writer)
+    def __init__(self, writer: Any, checker: ProtocolChecker, masker: Any = None) -> None:
+        super().__init__(writer, masker)
         self.checker = checker
         self.found: list[Warning] = []
         self.request_seq: dict[str, int] = {}
@@ -310,11 +310,12 @@ def check_main(argv: list[str]) -> int:
         args = parse_check(argv)
         env = server_env(list(args.env), args.cwd)
         store = open_sink(args.record, args.command, args.cwd, protocol=args.protocol,
-                           env_keys=env_keys(list(args.env)), http=args.http)
+                           env_keys=env_keys(list(args.env)), http=args.http,
+                           masker=masker_for(args.command, list(args.env), args.http))
     except (UsageError, RecordingError) as exc:
         return fail(str(exc))
     checker = ProtocolChecker(timeout=args.timeout, disabled=args.disabled)
-    sink = CheckingSink(store.writer, checker)
+    sink = CheckingSink(store.writer, checker, store.masker)
     client = Client(sink, timeout=args.timeout)
     connection = Connection(client, args.http or StdioTarget(tuple(args.command), args.cwd, env),
                             note=lambda text: print(f"mcp-inspect check: {text}", file=sys.stderr, flush=True))

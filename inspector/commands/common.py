@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from inspector.command_line import UsageError, env_keys, env_pairs  # noqa: F401
 from inspector.config import DEFAULT_TIMEOUT, server_environment
 from inspector.protocol import json as protocol_json
 from inspector.protocol.eras import PROBE_SECONDS
+from inspector.protocol.secrets import Masker, inherited_secrets, mask_argv, target_secrets
 
 # Whole escape sequences first (so "\x1b[31m" does not leave "[31m" behind), then any control character left:
 # C0 but tab, DEL, and C1 (U+0080-U+009F; U+009B alone is a CSI on many terminals). security.md row 12.
@@ -80,7 +82,8 @@ def value_options(parser: argparse.ArgumentParser) -> frozenset[str]:
 def add_server_options(parser: argparse.ArgumentParser) -> None:
     """-e/--env and --cwd: the server's environment and working directory."""
     parser.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE",
-                        help="set an environment variable for the server (repeatable)")
+                        help="set an environment variable for the server (repeatable; the value is never written "
+                             "to a recording or shown, even when the server echoes it)")
     parser.add_argument("--cwd", metavar="DIR", help="working directory for the server")
 
 
@@ -90,6 +93,18 @@ def server_env(items: list[str], cwd: str | None) -> dict[str, str]:
     if cwd and not os.path.isdir(cwd):
         raise UsageError(f"--cwd: not a directory: {cwd}")
     return env
+
+
+def masker_for(command: list[str], env_items: list[str], http: Any = None) -> Masker:
+    """The known secrets of a headless run (protocol.secrets): its command's secret options, -e values, the URL's
+    and the headers' secrets, and our environment's secret-named values. Masked in its recording and its output."""
+    url, headers = (http.url, http.headers) if http is not None else (None, ())
+    return Masker(target_secrets(command, env_pairs(env_items), url, headers) + inherited_secrets(os.environ))
+
+
+def shown_command(argv: list[str]) -> str:
+    """A server command as a shell line for our output, the values of its secret options masked."""
+    return shlex.join(mask_argv(argv)[0])
 
 
 def seconds(text: str) -> float:
@@ -137,7 +152,7 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
                              "transport), streamable-http or sse")
     parser.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
                         help="an HTTP header for every request to --url, e.g. an Authorization bearer token "
-                             "(repeatable; never written to a recording)")
+                             "(repeatable; never written to a recording or shown, even when the server echoes it)")
 
 
 def http_target(args: argparse.Namespace, command: list[str]):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import sys
 import threading
 from typing import Any
@@ -21,7 +20,7 @@ from inspector.recording.replay import (
 )
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
-    echo_stderr, env_keys, fail, server_env, split_command, terminal_text, write_stdout,
+    echo_stderr, env_keys, fail, masker_for, server_env, shown_command, split_command, terminal_text, write_stdout,
 )
 
 VALUE_CHARS = 300  # a diff line shows this much of each value; --json has them whole
@@ -82,7 +81,7 @@ def choose_command(loaded: Loaded, command: list[str], run_recorded: bool) -> tu
     target = loaded.header.get("target") if isinstance(loaded.header.get("target"), dict) else {}
     recorded = target.get("command")
     valid = isinstance(recorded, list) and recorded and all(isinstance(a, str) for a in recorded)
-    shown = shlex.join(recorded) if valid else "(none)"
+    shown = shown_command(recorded) if valid else "(none)"
     if command and run_recorded:
         raise UsageError("give either -- COMMAND or --run-recorded-command, not both")
     if command:
@@ -121,18 +120,19 @@ def replay_main(argv: list[str]) -> int:
         fail(f"warning: {warning}")
     if args.run_recorded_command:
         where = f" (in {cwd})" if cwd else ""
-        fail(f"running the recorded command: {shlex.join(command)}{where}")
+        fail(f"running the recorded command: {shown_command(command)}{where}")
     missing = [k for k in (loaded.header.get("env") or {}) if isinstance(k, str) and k not in env]
     if missing:
         fail(f"warning: the recording was made with -e {', '.join(missing)}; not set here (use -e KEY=VALUE)")
     try:
-        store = open_sink(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env), http=http)
+        store = open_sink(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env), http=http,
+                          masker=masker_for(command, args.env, http))
     except RecordingError as exc:
         return fail(str(exc))
     printer = StepPrinter(enabled=not args.json)
     if not args.json:
         printer.line(terminal_text(f"replaying {args.file} ({len(loaded.records)} records) against: "
-                                   f"{http.url if http else shlex.join(command)}"))
+                                   f"{store.masker.text(http.url) if http else shown_command(command)}"))
     replayer = Replayer(loaded, command, cwd=cwd, env=env, store=store, timeout=args.timeout, ignore=args.ignore,
                         default_ignores=not args.no_default_ignores,
                         protocol=None if args.protocol == "auto" else parse_protocol(args.protocol).version,

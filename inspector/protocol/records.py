@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from inspector.protocol import jsonrpc
@@ -281,10 +281,15 @@ def record_server_line(sink, line: bytes, http: dict | None = None) -> jsonrpc.D
 
 
 def record_server_message(sink, line: bytes, http: dict | None = None) -> tuple[jsonrpc.Decoded, Record]:
-    """record_server_line, also giving back the record as stored (with its seq)."""
+    """record_server_line, also giving back the record as stored (with its seq).
+
+    The message given back is the one the sink stored: with the run's known secrets masked, so a result echoing a
+    secret is shown (and printed by a command) as the recording has it."""
     decoded = jsonrpc.decode_line(line)
     if decoded.kind == jsonrpc.INVALID:
         record = sink.add(Record(INVALID, dir=FROM_SERVER, raw=decoded.text, error=decoded.problem, http=http))
     else:
         record = sink.add(Record(MESSAGE, dir=FROM_SERVER, msg=decoded.msg, http=http))
+        if record.msg is not decoded.msg:
+            decoded = replace(decoded, msg=record.msg)
     return decoded, record

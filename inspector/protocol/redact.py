@@ -16,9 +16,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable
-from urllib.parse import quote, quote_plus, unquote_plus
+from urllib.parse import unquote_plus
 
 from inspector.protocol.json import REDACTED, jsonpath_child
+from inspector.protocol.secrets import base64_cores, literal_variants, mask_argv  # noqa: F401 - re-exported
 
 
 # Keys whose values are secrets whatever they look like (HTTP auth headers, common credential fields).
@@ -85,10 +86,8 @@ class Rules:
         if not self._variants and self.literals:
             out: list[tuple[str, str]] = []
             for literal in self.literals:
-                out.append(("literal", literal))
-                for encoded in {quote(literal, safe=""), quote_plus(literal, safe="")} - {literal}:
-                    out += [("literal (url-encoded)", encoded), ("literal (url-encoded)", _lower_escapes(encoded))]
-                out += [("literal (base64)", core) for core in base64_cores(literal.encode("utf-8"))]
+                out += [("literal" if form == "raw" else f"literal ({form})", text)
+                        for form, text in literal_variants(literal)]
             object.__setattr__(self, "_variants", tuple(out))
         return self._variants
 
@@ -99,24 +98,6 @@ class Finding:
 
     kind: str
     path: str
-
-
-def _lower_escapes(text: str) -> str:
-    return re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), text)
-
-
-def base64_cores(data: bytes) -> list[str]:
-    """The parts of base64 text that encode data whatever bytes surround it (three alignments, both alphabets)."""
-    cores = []
-    for offset, skip in ((0, 0), (1, 2), (2, 3)):
-        encoded = base64.b64encode(b"\0" * offset + data).decode("ascii")
-        whole = 4 * ((offset + len(data)) // 3)  # the last partial group depends on the bytes that follow
-        core = encoded[skip:whole]
-        if len(core) >= 8:
-            cores += [core, core.replace("+", "-").replace("/", "_")]
-    if data:
-        cores.append(base64.b64encode(data).decode("ascii").rstrip("="))
-    return sorted(set(cores), key=len, reverse=True)
 
 
 def entropy(text: str) -> float:
@@ -252,15 +233,6 @@ def secrets_under_keys(value: Any, rules: Rules) -> list[str]:
 
 
 def redact_argv(argv: list[str]) -> tuple[list[str], list[int]]:
-    """A server command with the values of --token-style options masked, and the masked positions."""
-    option = re.compile(r"(?i)^--?[\w-]*(token|key|secret|password|passwd|auth)[\w-]*$")
-    out, masked = list(argv), []
-    for i, arg in enumerate(argv):
-        name, sep, _ = arg.partition("=")
-        if sep and option.match(name):
-            out[i] = f"{name}={REDACTED}"
-            masked.append(i)
-        elif option.match(arg) and i + 1 < len(argv) and not argv[i + 1].startswith("-"):
-            out[i + 1] = REDACTED
-            masked.append(i + 1)
-    return out, masked
+    """A server command with the values of --token-style options masked, and the masked positions (the one rule:
+    protocol.secrets.mask_argv)."""
+    return mask_argv(argv)

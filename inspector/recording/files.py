@@ -20,6 +20,7 @@ from inspector import __version__
 from inspector.protocol import jsonrpc
 from inspector.protocol.json import MAX_DEPTH, REDACTED, TooDeep, loads
 from inspector.protocol.records import EVENT, Record, RecordError, from_dict
+from inspector.protocol.secrets import Masker
 
 FORMAT = "mcp-inspect-recording"
 VERSION = 1
@@ -190,8 +191,10 @@ class Sink:
     Anything with the same `add(record) -> record` (a Store, to show a replay in the page) can take its place.
     """
 
-    def __init__(self, writer: RecordingWriter) -> None:
+    def __init__(self, writer: RecordingWriter, masker: Masker | None = None) -> None:
         self.writer = writer
+        self.masker = masker or Masker()
+        """The run's known secrets, masked in every record before it is written (and so in what a command prints)."""
         self._seq = 0
         self._lock = threading.Lock()
 
@@ -201,23 +204,25 @@ class Sink:
             self._seq += 1
             record.seq = self._seq
             record.t = record.t or time.time()
-            self.writer.write_lines(record.to_line())
+            self.writer.write_lines(self.masker.record(record))
         return record
 
 
 def open_sink(record: str | None, command: list[str], cwd: str | None, *, protocol: str = "auto",
-              env_keys: list[str] | tuple[str, ...] = (), http: Any = None) -> Sink:
+              env_keys: list[str] | tuple[str, ...] = (), http: Any = None, masker: Masker | None = None) -> Sink:
     """A Sink on a new --record file (created exclusively, 0600), or on an unlinked spool file without one.
 
-    `http` is the HttpTarget when the server is a URL. Raises RecordingError when the file cannot be created.
+    `http` is the HttpTarget when the server is a URL; `masker` holds the run's secrets (masked in the header and
+    in every record). Raises RecordingError when the file cannot be created.
     """
+    masker = masker or Masker()
     writer = RecordingWriter.create(Path(record), unique=False) if record else RecordingWriter.spool()
     if http is not None:
         target = http.recorded()
     else:
         target = {"transport": "stdio", "command": list(command), "cwd": cwd or os.getcwd()}
-    writer.write_header(header(target, protocol=protocol, env_keys=list(env_keys)))
-    return Sink(writer)
+    writer.write_header(masker.header(header(target, protocol=protocol, env_keys=list(env_keys))))
+    return Sink(writer, masker)
 
 
 def close_sink(sink: Sink) -> None:

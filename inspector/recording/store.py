@@ -19,6 +19,7 @@ from typing import Hashable, Iterable
 from inspector.protocol import jsonrpc
 from inspector.protocol.json import loads
 from inspector.recording.files import RECORD_DEPTH, RecordingReader, RecordingWriter
+from inspector.protocol.secrets import Masker
 from inspector.protocol.records import (
     EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, describe_event, from_dict,
     message_kind,
@@ -100,8 +101,10 @@ TIMELINE_KINDS = ("request", "response", "notification", "error", "batch", "inva
 class Store:
     """Thread-safe timeline of one inspector run (it spans restarts of the server)."""
 
-    def __init__(self, writer: RecordingWriter) -> None:
+    def __init__(self, writer: RecordingWriter, masker: Masker | None = None) -> None:
         self.writer = writer
+        self.masker = masker or Masker()
+        """The run's known secrets: masked in every record before it is written (the runner teaches it more)."""
         self._lock = threading.Lock()
         self.changed = threading.Condition(self._lock)
         self._rows: list[Row] = []
@@ -125,7 +128,7 @@ class Store:
             record.seq = self._seq
             if not record.t:
                 record.t = time.time()
-            line = record.to_line()
+            line = self.masker.record(record)  # masked before the disk, so the page, view and export never see it
             offset = self.writer.write_lines(line)  # recorded first: nothing is shown that is not on disk
             self._index(record, offset, len(line) - 1)
             for listener in self.listeners:

@@ -179,6 +179,7 @@ class Session:
 
     def on_exit(self, process: Any, info: ExitInfo) -> None:
         """The server exited (or the HTTP connection ended): recorded, shown, pending requests fail."""
+        info = self.store.masker.exit_info(info)  # its stderr tail is shown in the page and in failure messages
         detail: dict[str, Any] = {"code": info.code, "signal": info.signal, "stderr_tail": info.stderr_tail}
         if info.reason:
             detail["reason"] = info.reason

@@ -16,6 +16,7 @@ from urllib.parse import quote
 from inspector.protocol import eras
 from inspector.protocol.diff import text_diff
 from inspector.protocol.json import loads
+from inspector.protocol.secrets import mask_argv, mask_url
 from inspector.recording.files import RECORD_DEPTH
 from inspector.protocol.text import (
     basename, clock, image_data_uri, latency_text, pretty, pretty_text, safe_link, size_text, slug, text_block,
@@ -178,9 +179,16 @@ def register_filters(app) -> None:
     def _store():
         return get_inspector().store
 
+    def shown_argv(argv) -> list[str]:
+        """A server command as the page shows it: secret options' values and known secrets masked."""
+        masker = _store().masker
+        return [masker.text(arg) for arg in mask_argv(list(argv or ()))[0]]
+
     app.jinja_env.filters.update(clock=clock, size_text=size_text, latency_text=latency_text,
                                  pretty_text=pretty_text, basename=basename, slug=slug,
-                                 url_part=url_part)
+                                 url_part=url_part, shown_argv=shown_argv,
+                                 shown_url=lambda url: _store().masker.text(mask_url(url)) if url else url,
+                                 masked=lambda text: _store().masker.text(str(text)))
     app.jinja_env.globals.update(text_diff=text_diff, pretty=pretty, text_block=text_block, image_data_uri=image_data_uri,
                                  safe_link=safe_link, state_label=state_label, http_view=http_view,
                                  explain_error=eras.explain_error,

@@ -19,6 +19,7 @@ from inspector.client.rpc import DEFAULT_TIMEOUT, Client, RequestFailed
 from inspector.recording.files import Loaded, Sink, close_sink, open_sink
 from inspector.transport import SpawnError
 from inspector.protocol.records import FROM_SERVER, INVALID, TO_SERVER, Record
+from inspector.protocol.secrets import mask_argv
 from inspector.recording.replay.compare import ABSENT, DEFAULT_IGNORES, Difference, compare, parse_path
 from inspector.recording.replay.plan import Segment, ServerAsk, label_of, plan
 
@@ -65,7 +66,7 @@ class ReplayReport:
     def summary(self) -> dict:
         """Counts per status."""
         counts = {status: sum(1 for s in self.steps if s.status == status) for status in STATUSES}
-        return {"steps": len(self.steps), **counts, "ok": self.ok, "command": self.command,
+        return {"steps": len(self.steps), **counts, "ok": self.ok, "command": mask_argv(self.command)[0],
                 "warnings": self.warnings}
 
     @property

@@ -11,6 +11,7 @@ import threading
 from flask import Blueprint, render_template, request
 
 from inspector.protocol.roots import parse_roots
+from inspector.protocol.secrets import header_secrets
 from inspector.recording.store import LOG_LEVELS
 from inspector.client.targets import parse_headers_text
 from inspector.web import get_inspector
@@ -63,6 +64,7 @@ def server_headers():
     headers, problems = parse_headers_text(request.form.get("headers", ""), session.http_headers)
     if problems:
         return error_partial("; ".join(problems), 422)
+    get_inspector().store.masker.learn(header_secrets(headers))  # before the reconnect can record an echo
     session.http_headers = headers
     session.auth_needed = None
     threading.Thread(target=session.reconnect, args=("HTTP headers changed in the page",), daemon=True).start()
