@@ -143,6 +143,17 @@ def test_a_server_that_cannot_start_fails_with_a_clear_message(project):
                                  "replay could not run: *no-such-server*"])
 
 
+def test_a_server_that_dies_mid_replay_fails_with_its_last_stderr_lines(project):
+    dying = '    import os, sys\n    print("echo broke down", file=sys.stderr, flush=True)\n    os._exit(3)\n'
+    server(project, result=(ECHO, dying))
+    table(project, STANDARD)
+    result = run(project, "-k", "echo")
+    result.assert_outcomes(failed=1, deselected=1)
+    result.stdout.fnmatch_lines(["   2  tools/call echo * missing", "*exited with code 3*",
+                                 "replay: 2 steps: 1 same, 0 different, 1 missing, 0 extra",
+                                 "the server's stderr (last lines):", "*echo broke down"])
+
+
 def test_without_the_table_nothing_is_collected_and_nothing_heavy_is_imported(project):
     table(project, None)
     project.makepyfile(test_plain="""
