@@ -24,7 +24,13 @@ SETTINGS = pytest.StashKey[Any]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[SETTINGS] = _read_settings(config)
+    settings = config.stash[SETTINGS] = _read_settings(config)
+    folder = settings.recordings if settings is not None else None
+    # A bare `pytest` collects only the testpaths; the folder the table names is part of the suite all the same.
+    # Paths named on the command line are left alone: `pytest tests/test_x.py` runs just that.
+    if folder is not None and folder.is_dir() and config.args_source == pytest.Config.ArgsSource.TESTPATHS and \
+            not any(folder.is_relative_to(Path(config.rootpath, arg).resolve()) for arg in config.args):
+        config.args.append(str(folder))
 
 
 def _read_settings(config: pytest.Config):

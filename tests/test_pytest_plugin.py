@@ -126,6 +126,16 @@ def test_the_table_s_ignore_rules_hide_an_intended_difference(project):
     run(project).assert_outcomes(passed=2)
 
 
+def test_a_bare_run_collects_the_folder_outside_the_testpaths_too(project):
+    (project.path / "tests" / "recordings").rename(project.path / "regressions")
+    project.makepyfile(**{"tests/test_plain": "def test_plain():\n    pass\n"})
+    body = f'command = [{json.dumps(PY)}, "server.py"]\nrecordings = "regressions"'
+    project.makefile(".toml", pyproject=f'[tool.pytest.ini_options]\ntestpaths = ["tests"]\n\n[tool.mcp-inspect]\n{body}\n')
+    result = run(project, "--co")
+    result.stdout.fnmatch_lines(["*collected 3 items*", "*<RecordingItem echo>*", "*<RecordingItem tools>*"])
+    assert "collected 1 item" in run(project, "--co", "tests").stdout.str()  # named paths are run as named
+
+
 def test_k_selects_one_recording(project):
     server(project, result=(ECHO, '    return text + "!"\n'))
     table(project, STANDARD)
