@@ -109,9 +109,13 @@ def test_recordings_of_the_same_server_are_passed_items(project):
 def test_a_changed_server_is_a_failed_item_whose_message_is_the_step_diff(project):
     server(project, result=(ECHO, '    return text + "!"\n'), tools=(ADD_DOC, "Add two integers."))
     table(project, STANDARD)
+    recording = project.path / "tests" / "recordings" / "echo.jsonl"
+    header, rest = recording.read_text().split("\n", 1)
+    recording.write_text(json.dumps({**json.loads(header), "env": {"MCP_PLUGIN_KEY": "[REDACTED]"}}) + "\n" + rest)
     result = run(project)
     result.assert_outcomes(failed=2)
     out = result.stdout.str()
+    assert "warning: the recording was made with -e MCP_PLUGIN_KEY; not set here" in out  # a likely reason why
     assert "replay of tests/recordings/echo.jsonl against:" in out
     assert '$.result.content[0].text: "hi" → "hi!"' in out and "tools/call echo" in out
     assert "replay: 2 steps: 1 same, 1 different, 0 missing, 0 extra" in out

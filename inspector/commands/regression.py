@@ -116,7 +116,7 @@ def replay_verdict(path: str | os.PathLike, settings: Settings, *, command: Iter
     """Replay one recording against the server; the arguments add to (ignore, env) or replace the settings'."""
     from inspector.client.rpc import DEFAULT_TIMEOUT
     from inspector.commands.common import UsageError, terminal_text
-    from inspector.commands.replay import format_step, load, summary_line
+    from inspector.commands.replay import format_step, load, missing_env, summary_line
     from inspector.config import server_environment
     from inspector.recording.replay import DIFFERENT, SAME, Replayer, ReplayError
 
@@ -137,8 +137,7 @@ def replay_verdict(path: str | os.PathLike, settings: Settings, *, command: Iter
         report = replayer.run()
     except (UsageError, ValueError, ReplayError) as exc:
         return Verdict(2, "\n".join([head, terminal_text(f"replay could not run: {exc}"), *_tail(stderr)]))
-    recorded_env = loaded.header.get("env") or {}
-    missing = [key for key in recorded_env if isinstance(key, str) and key not in environment]
+    missing = missing_env(loaded, environment)
     if missing:
         warnings.append(f"the recording was made with -e {', '.join(missing)}; not set here (env = {{...}})")
     lines = [head, *(terminal_text(f"warning: {w}") for w in warnings)]
