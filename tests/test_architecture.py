@@ -95,6 +95,8 @@ RULES: list[tuple[str, tuple[str, ...], str]] = [
     ("inspector.web", ("inspector.commands", "inspector.cli", "inspector.runner", "inspector.transport",
                        "inspector.client.connect"),
      "the page does not borrow the CLI and does not wire transports"),
+    ("inspector.pytest_plugin", ("inspector.web", "inspector.session", "inspector.runner", "inspector.cli", "flask"),
+     "pytest loads the plugin in every project that has mcp-inspect installed: it replays headless"),
     ("inspector.client_configs", ("inspector.web", "inspector.session", "inspector.commands", "flask"),
      "reading a client's config file is a leaf"),
 ]

@@ -27,14 +27,21 @@ def _declared() -> set[str]:
     return {_normal(re.split(r"[<>=!~ \[;]", dep, maxsplit=1)[0]) for dep in project["dependencies"]}
 
 
+# The pytest plugin's modules run only inside pytest, which brings these (tomli is pytest's own on Python 3.10).
+PLUGIN_MODULES = {ROOT / "inspector" / "pytest_plugin.py", ROOT / "inspector" / "commands" / "regression.py"}
+PLUGIN_HOST = {"pytest", "tomli"}
+
+
 def _imported_top_levels() -> set[str]:
     names: set[str] = set()
     for path in (ROOT / "inspector").rglob("*.py"):
+        found: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Import):
-                names.update(alias.name.split(".")[0] for alias in node.names)
+                found.update(alias.name.split(".")[0] for alias in node.names)
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module.split(".")[0])
+                found.add(node.module.split(".")[0])
+        names |= found - PLUGIN_HOST if path in PLUGIN_MODULES else found
     return names - set(sys.stdlib_module_names) - {"inspector"}
 
 
@@ -77,6 +84,14 @@ def test_templates_and_static_files_ship_inside_the_package():
     force = config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]
     assert force == {"templates": "inspector/_web/templates", "static": "inspector/_web/static"}
     assert (ROOT / "templates" / "index.html").is_file() and (ROOT / "static" / "app.js").is_file()
+
+
+def test_the_pytest_plugin_is_declared_as_a_pytest11_entry_point():
+    # What an install writes into entry_points.txt; tests/test_pytest_plugin.py shows a child pytest loading it by
+    # this name, and `-p no:mcp-inspect` turning it off.
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"]["pytest11"] == {"mcp-inspect": "inspector.pytest_plugin"}
+    assert (ROOT / "inspector" / "pytest_plugin.py").is_file()
 
 
 def test_the_stylesheet_styles_the_page_s_main_classes():

@@ -76,6 +76,11 @@ def load(path: str) -> tuple[Loaded, list[str]]:
     return loaded, list(loaded.problems)
 
 
+def missing_env(loaded: Loaded, env: dict[str, str]) -> list[str]:
+    """The -e keys the recording was made with that the server's environment lacks now (answers may differ)."""
+    return [k for k in (loaded.header.get("env") or {}) if isinstance(k, str) and k not in env]
+
+
 def choose_command(loaded: Loaded, command: list[str], run_recorded: bool) -> tuple[list[str], str | None]:
     """The server command and the cwd; raises UsageError. Never runs anything."""
     target = loaded.header.get("target") if isinstance(loaded.header.get("target"), dict) else {}
@@ -121,7 +126,7 @@ def replay_main(argv: list[str]) -> int:
     if args.run_recorded_command:
         where = f" (in {cwd})" if cwd else ""
         fail(f"running the recorded command: {shown_command(command)}{where}")
-    missing = [k for k in (loaded.header.get("env") or {}) if isinstance(k, str) and k not in env]
+    missing = missing_env(loaded, env)
     if missing:
         fail(f"warning: the recording was made with -e {', '.join(missing)}; not set here (use -e KEY=VALUE)")
     try:
