@@ -451,7 +451,7 @@ def test_connect_to_0_0_0_0_still_meets_the_host_check(insp):
 @pytest.mark.parametrize("host", ["0.0.0.0", "::"])
 def test_cli_refuses_to_listen_on_all_interfaces(tmp_path, host):
     result = subprocess.run([sys.executable, "-m", "inspector.cli", "--no-open", "--port", "0", "--host", host,
-                             "--demo"], cwd=tmp_path, capture_output=True, text=True, timeout=20,
+                             "--demo"], cwd=tmp_path, capture_output=True, text=True, timeout=90,
                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert result.returncode == 2 and result.stdout == ""
     assert "Traceback" not in result.stderr

@@ -108,7 +108,7 @@ def test_newer_format_and_missing_file_are_clear_errors(tmp_path):
     for target, message in ((newer, "format version 99"), (tmp_path / "missing.jsonl", "no such file"),
                             (fifo, "no such file")):
         result = subprocess.run([PYTHON, "-m", "inspector.cli", "view", "--no-open", "--port", "0", str(target)],
-                                capture_output=True, text=True, timeout=30, env={"PYTHONPATH": str(ROOT)},
+                                capture_output=True, text=True, timeout=90, env={"PYTHONPATH": str(ROOT)},
                                 cwd=tmp_path)
         assert result.returncode == 2
         assert message in result.stderr and "Traceback" not in result.stderr
