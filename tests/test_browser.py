@@ -162,7 +162,8 @@ def test_filters_run_on_the_server_and_survive_reconnect(page, inspector_factory
 def test_server_text_is_never_markup(page, inspector_factory, tmp_path):
     # Each piece of markup has an id: whether it became an element is read from the DOM, which the CSP does not
     # decide (the CSP stops the handlers from running, so window.__xss could never show a missing escape).
-    payload = "<img src=x id=xss-img onerror=window.__xss=1><script id=xss-script>window.__xss=2</script><b id=xss-b>b</b>"
+    payload = ("<img src=x id=xss-img onerror=window.__xss=1><script id=xss-script>window.__xss=2</script>"
+               "<b id=xss-b>b</b>")
     script = tmp_path / "evil.py"
     script.write_text(
         "import json,sys\n"

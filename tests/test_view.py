@@ -198,7 +198,8 @@ def test_view_loads_a_line_over_64_mib_in_bounded_memory_and_reads_on(tmp_path):
 
 
 def test_view_loads_300_mb_without_a_newline_in_bounded_memory(tmp_path):
-    path = write_sparse(tmp_path / "hugenonl.jsonl", [HEAD_LINE, stderr_line(1, "the one good line"), 300 * 1000 * 1000])
+    path = write_sparse(tmp_path / "hugenonl.jsonl",
+                        [HEAD_LINE, stderr_line(1, "the one good line"), 300 * 1000 * 1000])
     view, peak = view_in_process_measured(tmp_path, path)
     try:
         assert peak < VIEW_MEMORY_BOUND, f"{peak / MiB:.0f} MiB traced while loading"
