@@ -123,8 +123,9 @@ def test_htmx_swaps_only_our_own_partials(page, inspector_factory):
         with page.expect_response(lambda r, url=url: urlsplit(r.url).path == url):
             page.locator("#astray").click()
         page.wait_for_function("() => !document.querySelector('.htmx-request')")
-        detail = page.locator("#tool-detail").inner_html()
-        assert "server/stop" not in detail and "jsonrpc" not in detail, url
+        # Read at once (not a locator that waits): a swapped answer may have replaced #tool-detail itself.
+        detail = page.evaluate("() => document.getElementById('tool-detail')?.innerHTML ?? 'GONE'")
+        assert "server/stop" not in detail and "jsonrpc" not in detail and detail != "GONE", (url, detail[:300])
         page.evaluate("() => document.getElementById('astray').remove()")
     assert page.locator("form[hx-post='/server/stop']").count() == 0
     assert "stop" not in [r.get("kind") for r in records_in(inspector.record)]

@@ -95,6 +95,22 @@ def test_symlink_at_the_path_is_never_followed(tmp_path):
     assert not outside.exists()
 
 
+def test_view_opens_only_a_regular_file_and_never_follows_a_symlink(tmp_path):
+    # Security row 7, for `view FILE` (RecordingWriter.open_existing): a symlink planted where a recording was
+    # expected, pointing outside, is refused; so is a device. (A FIFO would block this open: the command line
+    # refuses it before, see test_view.py's test_newer_format_and_missing_file_are_clear_errors.)
+    outside = tmp_path / "outside" / "secret.jsonl"
+    outside.parent.mkdir()
+    outside.write_bytes(lines_of(HEAD))
+    link = tmp_path / "recordings" / "rec.jsonl"
+    link.parent.mkdir()
+    link.symlink_to(outside)
+    for path, message in ((link, "cannot open"), ("/dev/zero", "not a regular file")):
+        with pytest.raises(RecordingError, match=message):
+            RecordingWriter.open_existing(path)
+    RecordingWriter.open_existing(outside).close()  # the control: the file itself opens
+
+
 def test_missing_folder_is_a_recording_error(tmp_path):
     with pytest.raises(RecordingError, match="cannot create"):
         RecordingWriter.create(tmp_path / "nope" / "a.jsonl")

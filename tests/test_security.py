@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 import websocket
 
-from conftest import ROOT, Inspector, build_in_process, read_records, start_inspector, wait_for
+from conftest import ROOT, Inspector, build_in_process, fixture_command, read_records, start_inspector, wait_for
+from inspector.web import security
 
 WS_KEY = "dGhlIHNhbXBsZSBub25jZQ=="
 
@@ -132,8 +133,44 @@ def test_ws_good_origin_connects(insp, host):
         ws.close()
 
 
-def test_refused_websockets_spawned_nothing(insp):
-    assert state_events(insp).count("spawn") == 1
+def raw_ws_handshake(inspector: Inspector, origin: str | None) -> tuple[bytes, bytes]:
+    """A websocket upgrade with the right cookie and the given Origin over a raw socket: (the response head, the
+    next bytes). After a refusal the server answers a plain response with `Connection: close`, so the next bytes
+    are its body and then nothing; after an upgrade they are websocket frames."""
+    head_lines = ["GET /ws HTTP/1.1", f"Host: 127.0.0.1:{inspector.port}", f"Cookie: {inspector.cookie}",
+                  *(f"{k}: {v}" for k, v in upgrade_headers().items())]
+    if origin is not None:
+        head_lines.append(f"Origin: {origin}")
+    with socket.create_connection(("127.0.0.1", inspector.port), timeout=30) as sock:
+        sock.sendall(("\r\n".join(head_lines) + "\r\n\r\n").encode())
+        reader = sock.makefile("rb")
+        head = b""
+        while not head.endswith(b"\r\n\r\n"):
+            line = reader.readline()
+            if not line:
+                break
+            head += line
+        if head.startswith(b"HTTP/1.1 101"):
+            return head, reader.read(1)  # the first byte of the first frame
+        return head, reader.read()  # until the server closes the connection
+
+
+@pytest.mark.parametrize("origin", ["http://evil.example", "null", "http://127.0.0.1:{other}", None])
+def test_refused_websocket_is_never_upgraded_and_gets_no_frames(insp, other_port, origin):
+    """Row 1, "nothing spawned": the websocket cannot start a process, so what a hijacked socket could do is read
+    the live frames and send actions over them. A refused handshake must therefore never become a websocket: no
+    101, no Sec-WebSocket-Accept, no sync frame, and the connection stays plain HTTP."""
+    head, after = raw_ws_handshake(insp, origin.format(other=other_port) if origin else None)
+    assert head.startswith(b"HTTP/1.1 403"), head[:200]
+    assert b"sec-websocket-accept" not in head.lower() and b"upgrade: websocket" not in head.lower()
+    assert b"connection: close" in head.lower()
+    length = int(re.search(rb"(?im)^content-length:\s*(\d+)", head).group(1))
+    assert len(after) == length and after.startswith(b"websocket without an Origin" if origin is None
+                                                      else b"cross-origin request refused"), after[:200]
+    # The control: the right Origin on the same path is upgraded (so the test reads a real handshake).
+    good_head, good_after = raw_ws_handshake(insp, insp.origin)
+    assert good_head.startswith(b"HTTP/1.1 101") and b"sec-websocket-accept" in good_head.lower()
+    assert good_after == b"\x81", good_after  # a final text frame: the sync
 
 
 # ----------------------------------------------------------------------------------- row 2: DNS rebinding
@@ -228,6 +265,30 @@ def test_token_in_the_query_of_other_routes_does_not_authenticate(gate):
         assert status == 401, path
 
 
+def test_token_is_256_bits_and_new_for_each_launch(insp, gate):
+    # secrets.token_urlsafe(32): 43 URL-safe base64 characters; a second launch has its own.
+    for token in (insp.token, gate.token):
+        assert re.fullmatch(r"[A-Za-z0-9_-]{43}", token), token
+    assert insp.token != gate.token
+
+
+def test_token_is_compared_in_constant_time(gate, monkeypatch):
+    """Timing cannot be asserted in a test (no performance assertions), so the test checks that the gate's
+    decision goes through hmac.compare_digest: a plain == would leave this list empty."""
+    compared: list[tuple] = []
+    real = security.hmac.compare_digest
+    monkeypatch.setattr(security.hmac, "compare_digest", lambda a, b: compared.append((a, b)) or real(a, b))
+    wrong = gate.token[:-1] + ("A" if gate.token[-1] != "A" else "B")
+    for value, expected in ((wrong, 401), (gate.token, 200)):
+        compared.clear()
+        status, _, _ = gate.request("GET", "/", auth=False, headers={"Cookie": f"mcp_inspect_{gate.port}={value}"})
+        assert status == expected
+        assert (value.encode(), gate.token.encode()) in compared, compared
+    compared.clear()
+    status, _, _ = gate.request("GET", f"/?token={wrong}", auth=False)
+    assert status == 401 and (wrong.encode(), gate.token.encode()) in compared
+
+
 def test_token_never_in_stderr_or_recording(insp):
     insp.request("GET", f"/?token={insp.token}", auth=False)
     insp.request("GET", "/nonexistent")
@@ -282,7 +343,7 @@ def test_csrf_variants_are_refused_and_change_nothing(gate, path, name, headers,
     assert running(gate)
 
 
-def test_proper_actions_do_work(page_factory, tmp_path):
+def test_proper_actions_do_work(page_factory):
     """The positive control for row 4: the same endpoints do act when asked properly."""
     inspector = page_factory([], "--demo")
     wait_for(lambda: running(inspector), message="the demo server running")
@@ -296,15 +357,40 @@ def test_proper_actions_do_work(page_factory, tmp_path):
     assert status == 200 and re.search(rb"server state-(stopping|stopped)", body)
     assert "stop" in state_events(inspector)
     wait_for(lambda: b"server state-stopped" in inspector.request("GET", "/")[2], message="the server stopped")
-    # No endpoint runs a command the browser supplies: start runs the command line's server, nothing else.
-    sentinel = tmp_path / "SENTINEL"
-    status, _, _ = inspector.request("POST", "/server/start", headers={"Content-Type": "application/json",
-                                                                      "Origin": inspector.origin},
-                                     body=json.dumps({"command": ["touch", str(sentinel)]}))
+
+
+def spawned(counter) -> int:
+    return len(counter.read_text().splitlines()) if counter.exists() else 0
+
+
+def test_csrf_refused_posts_never_run_the_server_command(page_factory, tmp_path):
+    """Row 4 with a sentinel that CAN appear: the server's command appends a line to a file each time it runs, and
+    the server is stopped, so a start or restart that got through the gate would run it again. Every refused
+    variant leaves the count at 1; the proper start (the positive control) makes it 2."""
+    counter = tmp_path / "SPAWNS"
+    wrapped = ["sh", "-c", 'echo spawn >> "$0"; exec "$@"', str(counter), *fixture_command("fake_server", "ok")]
+    inspector = page_factory(wrapped, "--no-watch")
+    wait_for(lambda: running(inspector) and spawned(counter) == 1, 60, message="the server running")
+    status, _, _ = inspector.post("/server/stop", headers={"Sec-Fetch-Site": "same-origin"})
     assert status == 200
-    wait_for(lambda: running(inspector), message="the demo server running again")
+    wait_for(lambda: b"server state-stopped" in inspector.request("GET", "/")[2], 60, message="the server stopped")
+    answers, expected = {}, {}
+    for path in ("/server/start", "/server/restart"):
+        answers[path, "GET"] = inspector.request("GET", path, headers={"HX-Request": "true"})[0]
+        expected[path, "GET"] = 405
+        for name, headers, body, auth, status in CSRF_CASES:
+            answers[path, name] = inspector.request("POST", path, headers={"Origin": inspector.origin, **headers},
+                                                    body=body, auth=auth)[0]
+            expected[path, name] = status
+    # The spawn event is recorded when the process is started, before the request answers.
+    assert state_events(inspector).count("spawn") == 1, "a refused request ran the server command"
+    assert answers == expected
+    assert spawned(counter) == 1
+    assert b"server state-stopped" in inspector.request("GET", "/")[2]
+    status, _, _ = inspector.post("/server/start", headers={"Sec-Fetch-Site": "same-origin"})
+    assert status == 200
+    wait_for(lambda: spawned(counter) == 2, 60, message="the proper start ran the command")
     assert state_events(inspector).count("spawn") == 2
-    assert not sentinel.exists()
 
 
 # ----------------------------------------------------------------------------------- row 5: bind and switches
@@ -365,20 +451,57 @@ def test_connect_to_0_0_0_0_still_meets_the_host_check(insp):
 @pytest.mark.parametrize("host", ["0.0.0.0", "::"])
 def test_cli_refuses_to_listen_on_all_interfaces(tmp_path, host):
     result = subprocess.run([sys.executable, "-m", "inspector.cli", "--no-open", "--port", "0", "--host", host,
-                             "--demo"], cwd=tmp_path, capture_output=True, text=True, timeout=20,
+                             "--demo"], cwd=tmp_path, capture_output=True, text=True, timeout=90,
                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)})
     assert result.returncode == 2 and result.stdout == ""
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("value", ["false", "0", "", "true", "1"])
-def test_no_environment_switch_turns_auth_off(tmp_path, value):
-    names = ["MCP_INSPECT_NO_AUTH", "MCP_INSPECT_DISABLE_AUTH", "MCP_INSPECT_AUTH", "DANGEROUSLY_OMIT_AUTH",
-             "NO_AUTH", "MCP_INSPECT_DEBUG", "FLASK_DEBUG"]
-    inspector = start_inspector(tmp_path, [], "--demo", record=False, env={name: value for name in names})
+# mcp-inspect has no switch that turns auth off, so there is no parser to test. What can regress is a bypass added
+# to the gate later, read from the environment (at import, at build or per request) or from the app's config. So
+# the page is built with every name such a switch plausibly has, with each spelling of on and off ("false" must
+# never count as on), and every route must still ask for the token. In-process for the values (cheap: the
+# variables are read wherever the code reads them, the test client goes through the same gate), and once as a
+# real process for a read at import time and for the websocket.
+AUTH_SWITCHES = ["MCP_INSPECT_NO_AUTH", "MCP_INSPECT_DISABLE_AUTH", "MCP_INSPECT_AUTH", "MCP_INSPECT_INSECURE",
+                 "MCP_INSPECT_DANGEROUSLY_OMIT_AUTH", "DANGEROUSLY_OMIT_AUTH", "NO_AUTH", "DISABLE_AUTH", "AUTH",
+                 "MCP_INSPECT_DEBUG", "FLASK_DEBUG", "FLASK_ENV", "WERKZEUG_DEBUG_PIN"]
+AUTH_APP_CONFIG = {"DEBUG": True, "TESTING": True, "LOGIN_DISABLED": True, "AUTH": False, "NO_AUTH": True,
+                   "DISABLE_AUTH": True, "INSPECTOR_NO_AUTH": True}
+
+
+def assert_every_route_wants_the_token(page) -> None:
+    for method, path, headers in [("GET", "/", {}), ("GET", "/timeline/rows", {}), ("GET", "/static/app.js", {}),
+                                  ("GET", "/records/1", {}), ("GET", "/export", {}),
+                                  ("GET", "/ws", upgrade_headers()),
+                                  ("POST", "/server/stop", {"HX-Request": "true"})]:
+        status, _, body = page.request(method, path, auth=False,
+                                       headers={"Origin": page.origin, "Sec-Fetch-Site": "same-origin", **headers},
+                                       body=b"" if method == "POST" else None)
+        assert status == 401, (method, path, status)
+        assert page.token.encode() not in body
+
+
+@pytest.mark.parametrize("value", ["false", "False", "0", "", "no", "off", "true", "1", "yes", "on"])
+def test_no_environment_or_config_switch_turns_auth_off(tmp_path, monkeypatch, value):
+    for name in AUTH_SWITCHES:
+        monkeypatch.setenv(name, value)
+    page = build_in_process(tmp_path, [], "--demo", record=False)
     try:
-        for path in ("/", "/timeline/rows", "/static/app.js"):
-            assert inspector.request("GET", path, auth=False)[0] == 401, path
+        assert page.app.debug is False  # never debug=True: the Werkzeug debugger is a shell
+        assert_every_route_wants_the_token(page)
+        page.app.config.update(AUTH_APP_CONFIG)
+        page.app.debug = False  # DEBUG in the config above is for a bypass reading it; the debugger stays off
+        assert_every_route_wants_the_token(page)
+    finally:
+        page.stop()
+
+
+def test_no_environment_switch_turns_auth_off_in_a_real_process(tmp_path):
+    inspector = start_inspector(tmp_path, [], "--demo", record=False, env={name: "1" for name in AUTH_SWITCHES}
+                                | {"FLASK_ENV": "development"})
+    try:
+        assert_every_route_wants_the_token(inspector)
         assert ws_refused(inspector, origin=inspector.origin, cookie=None).status_code == 401
         status, _, body = inspector.request("GET", "/records/999999999")
         assert status == 404 and b"Traceback" not in body and b"Werkzeug Debugger" not in body
@@ -448,6 +571,30 @@ def test_garbage_request_lines_leave_the_process_up(insp):
                 or reply.startswith(b"<!DOCTYPE HTML>")), reply
     assert insp.proc.poll() is None
     assert insp.request("GET", "/")[0] == 200
+
+
+# ----------------------------------------------------------------------------------- row 7: static paths
+
+# Each reaches a file outside static/ if the path were joined naively: pyproject.toml and the inspector's own
+# source are two and three levels up (the Flask static folder is ROOT/static, or inspector/static once packaged).
+STATIC_TRAVERSALS = ["/static/../pyproject.toml", "/static/../../pyproject.toml", "/static/%2e%2e/pyproject.toml",
+                     "/static/%2e%2e%2fpyproject.toml", "/static/..%2f..%2fpyproject.toml",
+                     "/static/%2e%2e%2f%2e%2e%2fpyproject.toml", "/static/..%5cpyproject.toml",
+                     "/static/..\\pyproject.toml", "/static//etc/passwd", "/static/%2fetc%2fpasswd",
+                     "/static/C:\\Windows\\win.ini", "/static/app.js%00.txt", "/static/%00../pyproject.toml",
+                     "/static/vendor/../../pyproject.toml", "/static/vendor/%2e%2e/%2e%2e/pyproject.toml"]
+
+
+@pytest.mark.parametrize("path", STATIC_TRAVERSALS)
+def test_static_paths_never_leave_the_static_folder(insp, path):
+    status, headers, body = insp.request("GET", path)
+    if status == 308:  # Werkzeug merges a doubled slash by redirecting: to a path still inside /static/
+        location = headers["location"].removeprefix(f"http://127.0.0.1:{insp.port}")
+        assert location.startswith("/static/") and "//" not in location, location
+        status, _, body = insp.request("GET", location)
+    assert 400 <= status < 500, (path, status)
+    assert b"[project]" not in body and b"root:" not in body and b"[fonts]" not in body
+    assert insp.request("GET", "/static/app.js")[0] == 200  # the control: the folder itself is served
 
 
 # ----------------------------------------------------------------------------------- row 10: headers and scan

@@ -7,8 +7,11 @@ from __future__ import annotations
 import base64
 import json
 import re
+import stat
+import tempfile
 import urllib.parse
 import uuid
+from pathlib import Path
 
 from conftest import fixture_command, read_records, records_in, wait_for, wait_tools_listed
 
@@ -142,3 +145,51 @@ def test_a_raw_request_with_a_pending_calls_id_is_refused_and_the_call_keeps_its
     assert status == 200 and "hand-made" in body.decode()
     wait_for(lambda: any(r.get("kind") == "message" and r["dir"] == "from_server" and r["msg"].get("id") == "mine"
                          for r in records_in(inspector.record)), 10, message="the raw call answered")
+
+
+UPLOAD_NAMES = ["../x.jsonl", "../../x.jsonl", "%2e%2e%2fx.jsonl", "/etc/passwd", "..\\x.jsonl", "C:\\x.jsonl",
+                "a\x00b.jsonl", "..", ".", "/", "sub/dir/x.jsonl"]
+
+
+def files_under(folder):
+    return {p for p in folder.rglob("*") if p.is_file()}
+
+
+def test_an_uploaded_recording_is_saved_privately_under_a_plain_name(page_factory, tmp_path, monkeypatch):
+    """Security row 7: whatever name the browser sends, the upload lands in a new 0700 folder of its own, as one
+    0600 file with a plain base name, and nowhere else. The viewer that would open it is replaced by a probe that
+    looks at the saved file at that moment (the viewer itself is test_open_an_uploaded_recording_in_a_viewer's)."""
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    inspector = page_factory(fixture_command("fake_server", "ok"), "--no-watch")
+    saved: list[tuple] = []
+
+    def probe(path):
+        path = Path(path)
+        saved.append((path, stat.S_IMODE(path.stat().st_mode), stat.S_IMODE(path.parent.stat().st_mode),
+                      path.read_bytes()))
+        return "http://127.0.0.1:1/?token=probe"
+    monkeypatch.setattr(inspector.services.sharing, "start_viewer", probe)
+    before = files_under(tmp_path)
+    for number, name in enumerate(UPLOAD_NAMES):
+        content = HEAD_OF_A_RECORDING + f"upload {number}\n".encode()
+        count = len(saved)
+        status, _, body = multipart(inspector, "/recordings/open", name, content)
+        if name in (".", ".."):  # the folder itself: O_EXCL refuses it, nothing is written
+            assert status == 422 and len(saved) == count, (name, body)
+            continue
+        assert status == 200, (name, body)
+        path, mode, folder_mode, data = saved[-1]
+        assert data == content, name
+        assert path.parent.parent == temp and path.parent.name.startswith("mcp-inspect-upload-"), (name, path)
+        assert re.fullmatch(r"[A-Za-z0-9._-]+", path.name) and path.name not in (".", ".."), (name, path)
+        assert (mode, folder_mode) == (0o600, 0o700), (name, oct(mode), oct(folder_mode))
+    assert len({path.parent for path, *_ in saved}) == len(saved) == len(UPLOAD_NAMES) - 2  # a new folder each
+    new = files_under(tmp_path) - before - {path for path, *_ in saved}
+    assert {p for p in new if not p.name.startswith("session-")} == set(), new  # only the page's own recording
+    assert not (tmp_path / "x.jsonl").exists() and not (temp / "x.jsonl").exists()
+
+
+HEAD_OF_A_RECORDING = (json.dumps({"kind": "header", "format": "mcp-inspect-recording", "version": 1,
+                                   "target": {"command": ["s"]}}) + "\n").encode()

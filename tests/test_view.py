@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
+import tracemalloc
 
-from conftest import PYTHON, ROOT, fixture_command, read_records, records_in, wait_for
+from conftest import PYTHON, ROOT, build_in_process, fixture_command, read_records, records_in, wait_for
 from factories import write_deep_recording
 
 ROW_ID = re.compile(r'id="r-(\d+)"')
@@ -70,11 +72,18 @@ def test_view_never_runs_the_recorded_command(tmp_path, inspector_factory):
             "msg": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}}}
     path.write_text(json.dumps(head) + "\n" + json.dumps(call) + "\n")
     view = inspector_factory([], view=path)
-    view.request("GET", "/")
-    view.post("/server/start")
+    assert view.request("GET", "/")[0] == 200
+    # Every action the page has is refused, whatever it carries; the recorded command is never run.
+    for action, form in (("/server/start", {}), ("/server/restart", {}), ("/server/stop", {}),
+                         ("/tools/x/call", {"arguments": "{}"}), ("/tool/call?name=x", {"arguments": "{}"}),
+                         ("/raw", {"line": json.dumps(call["msg"])}), ("/recordings/replay", {})):
+        status, _, body = view.post(action, form)
+        assert status == 403 and b"read-only" in body, (action, status, body)
     seqs, _ = first_frame_rows(view)
     assert seqs == [1]
     assert not sentinel.exists()
+    assert view.stop() == 0
+    assert not sentinel.exists() and records_in(path)[1:] == [call]  # and nothing was added to the file
 
 
 def test_corrupt_recording_opens_with_what_is_readable(tmp_path, inspector_factory):
@@ -94,9 +103,12 @@ def test_corrupt_recording_opens_with_what_is_readable(tmp_path, inspector_facto
 def test_newer_format_and_missing_file_are_clear_errors(tmp_path):
     newer = tmp_path / "newer.jsonl"
     newer.write_text(json.dumps({"kind": "header", "format": "mcp-inspect-recording", "version": 99}) + "\n")
-    for target, message in ((newer, "format version 99"), (tmp_path / "missing.jsonl", "no such file")):
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)  # opening it would wait for a writer forever: refused before it is opened
+    for target, message in ((newer, "format version 99"), (tmp_path / "missing.jsonl", "no such file"),
+                            (fifo, "no such file")):
         result = subprocess.run([PYTHON, "-m", "inspector.cli", "view", "--no-open", "--port", "0", str(target)],
-                                capture_output=True, text=True, timeout=30, env={"PYTHONPATH": str(ROOT)},
+                                capture_output=True, text=True, timeout=90, env={"PYTHONPATH": str(ROOT)},
                                 cwd=tmp_path)
         assert result.returncode == 2
         assert message in result.stderr and "Traceback" not in result.stderr
@@ -127,3 +139,72 @@ def test_a_too_deeply_nested_line_is_a_reported_line_not_a_traceback(tmp_path, i
     assert view.stop() == 0
     stderr = view.stderr_text()
     assert "line 3: not read: nested more than" in stderr and "Traceback" not in stderr
+
+
+# Security row 8, on the loader `view` uses (RecordingWriter.open_existing → Store.load_existing → the one
+# RecordingReader), at the real 64 MiB cap. The big files are sparse (a hole reads as zero bytes), so making them
+# costs nothing; reading them is what is measured. The bound is the cap plus its slack, well under the file size:
+# a loader that holds a whole line (the old one held 750 MB for a 300 MB file) cannot stay under it.
+HEAD_LINE = (b'{"kind":"header","format":"mcp-inspect-recording","version":1,"created":"2026-11-30T00:00:00Z",'
+             b'"inspector":"0.1.0","protocol":"auto","target":{"transport":"stdio","command":["srv"],"cwd":"/"}}\n')
+MiB = 1 << 20
+VIEW_MEMORY_BOUND = 160 * MiB
+
+
+def stderr_line(seq: int, text: str) -> bytes:
+    return json.dumps({"seq": seq, "t": float(seq), "kind": "stderr", "text": text}).encode() + b"\n"
+
+
+def write_sparse(path, parts: list[bytes | int]):
+    """bytes are written, an int leaves a hole of that many zero bytes (no newline in it)."""
+    with open(path, "wb") as handle:
+        for part in parts:
+            if isinstance(part, int):
+                handle.seek(part, 1)
+            else:
+                handle.write(part)
+        handle.truncate()
+    return path
+
+
+def view_in_process_measured(tmp_path, path):
+    """Build the `view` page for path in this process; return it and the peak of traced memory while loading."""
+    tracemalloc.start()
+    try:
+        view = build_in_process(tmp_path, [], view=path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return view, peak
+
+
+def test_view_loads_a_line_over_64_mib_in_bounded_memory_and_reads_on(tmp_path):
+    over = 65 * MiB
+    path = write_sparse(tmp_path / "bigline.jsonl", [
+        HEAD_LINE, stderr_line(1, "before the big line"),
+        b'{"seq":2,"t":2.0,"kind":"stderr","text":"', over, b'"}\n',
+        stderr_line(3, "after the big line")])
+    view, peak = view_in_process_measured(tmp_path, path)
+    try:
+        assert peak < VIEW_MEMORY_BOUND, f"{peak / MiB:.0f} MiB traced while loading"
+        assert [row.seq for row in view.services.store.rows()] == [1, 3]
+        status, _, body = view.request("GET", "/")
+        assert status == 200
+        assert f"line 3: longer than {64 * MiB} bytes, skipped" in body.decode()
+        status, _, body = view.request("GET", "/timeline/rows?before=100&q=after+the+big")
+        assert status == 200 and re.findall(r'id="r-(\d+)"', body.decode()) == ["3"]
+    finally:
+        view.stop()
+
+
+def test_view_loads_300_mb_without_a_newline_in_bounded_memory(tmp_path):
+    path = write_sparse(tmp_path / "hugenonl.jsonl",
+                        [HEAD_LINE, stderr_line(1, "the one good line"), 300 * 1000 * 1000])
+    view, peak = view_in_process_measured(tmp_path, path)
+    try:
+        assert peak < VIEW_MEMORY_BOUND, f"{peak / MiB:.0f} MiB traced while loading"
+        assert [row.seq for row in view.services.store.rows()] == [1]
+        status, _, body = view.request("GET", "/")
+        assert status == 200 and f"line 3: longer than {64 * MiB} bytes, skipped" in body.decode()
+    finally:
+        view.stop()

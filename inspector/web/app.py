@@ -35,6 +35,9 @@ def create_app(inspector: Inspector) -> Flask:
     root = web_root()
     app = Flask("inspector", template_folder=str(root / "templates"), static_folder=str(root / "static"),
                 static_url_path="/static")
+    # Flask takes DEBUG from FLASK_DEBUG in the environment; debug mode propagates exceptions past our error
+    # partials and security headers (security.md: never in debug mode). Set before the template environment exists.
+    app.config["DEBUG"] = False
     # Flask's default autoescape covers only .html-like names; everything we render is server text.
     app.jinja_env.autoescape = True
     app.config.update(
