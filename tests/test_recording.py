@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import stat
 import tempfile
+import threading
 import tracemalloc
 import uuid
 
@@ -97,14 +99,30 @@ def test_symlink_at_the_path_is_never_followed(tmp_path):
 
 def test_view_opens_only_a_regular_file_and_never_follows_a_symlink(tmp_path):
     # Security row 7, for `view FILE` (RecordingWriter.open_existing): a symlink planted where a recording was
-    # expected, pointing outside, is refused; so is a device. (A FIFO would block this open: the command line
-    # refuses it before, see test_view.py's test_newer_format_and_missing_file_are_clear_errors.)
+    # expected, pointing outside, is refused; so are a device and a FIFO (which must not block the open waiting for
+    # a writer: the command line refuses it too, see test_view.py's test_newer_format_and_missing_file_are_clear_errors).
     outside = tmp_path / "outside" / "secret.jsonl"
     outside.parent.mkdir()
     outside.write_bytes(lines_of(HEAD))
     link = tmp_path / "recordings" / "rec.jsonl"
     link.parent.mkdir()
     link.symlink_to(outside)
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    outcome: list = []
+
+    def open_fifo():
+        try:
+            RecordingWriter.open_existing(fifo)
+        except RecordingError as exc:
+            outcome.append(str(exc))
+    opener = threading.Thread(target=open_fifo, daemon=True)
+    opener.start()
+    opener.join(30)
+    if opener.is_alive():  # unblock the stuck open so the test ends, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("opening a FIFO as a recording blocked waiting for a writer")
+    assert outcome and "not a regular file" in outcome[0]
     for path, message in ((link, "cannot open"), ("/dev/zero", "not a regular file")):
         with pytest.raises(RecordingError, match=message):
             RecordingWriter.open_existing(path)

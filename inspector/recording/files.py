@@ -119,12 +119,15 @@ class RecordingWriter:
         """An existing recording, read-only (for `view`): nothing is ever written to it."""
         path = Path(path)
         try:
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+            # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever, before the
+            # regular-file check below could refuse it.
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
             raise RecordingError(f"cannot open {path}: {exc.strerror}") from None
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise RecordingError(f"not a regular file: {path}")
+        os.set_blocking(fd, True)
         recording = cls(fd, path)
         recording.offset = os.fstat(fd).st_size
         recording.readonly = True
