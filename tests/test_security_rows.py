@@ -1,5 +1,5 @@
-"""security.md rows that had no test on the real path: 17 (a 10k flood to a tab that reads nothing), 20 (a tab that
-disconnects during a call) and 26 (kill -9 of the recorder mid-write). Each runs real processes over real pipes and
+"""security.md rows that had no test on the real path: 11 (a `javascript:` URL from a server), 17 (a 10k flood to a
+tab that reads nothing), 20 (a tab that disconnects during a call) and 26 (kill -9 of the recorder mid-write). Each runs real processes over real pipes and
 a real websocket; each was seen failing with its defence removed (see the closing note of issue 13)."""
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ import subprocess
 import textwrap
 from pathlib import Path
 
-from conftest import PYTHON, ROOT, fixture_command, process_group_alive, read_records, records_in, wait_for
+import webbrowser
+
+from conftest import (PYTHON, ROOT, fixture_command, process_group_alive, read_records, records_in, wait_for,
+                      wait_tools_listed)
 from inspector.recording.files import RecordingWriter, read_recording
 
 ROW_ID = re.compile(r'id="r-(\d+)"')
@@ -45,6 +48,46 @@ def _peak_rss_kib(pid: int) -> int:
         if line.startswith("VmHWM:"):
             return int(line.split()[1])
     raise AssertionError("no VmHWM in /proc/<pid>/status")
+
+
+def test_a_javascript_url_from_a_server_is_shown_as_text_never_linked_or_opened(page_factory, monkeypatch):
+    """Row 11: a URL elicitation whose URL is `javascript:` is no link (only http/https are), and nothing opens it."""
+    opened: list = []
+    monkeypatch.setattr(webbrowser, "open", lambda *args, **kwargs: opened.append(args))
+    page = page_factory(fixture_command("asking_tools_server"))
+    wait_tools_listed(page)
+    status, _, body = page.post("/tool/call?name=ask_bad_url", {"arguments": "{}"})
+    assert status == 200, body
+    shown = wait_for(lambda: (b := page.request("GET", "/")[2].decode()) and 'data-ask="' in b and b, 30,
+                     message="the ask is shown")
+    assert "The server sent a URL that is not http or https; it is not shown as a link" in shown
+    assert "<code>javascript:alert(document.cookie)</code>" in shown, "shown as text"
+    assert not re.search(r'href="\s*javascript:', shown, flags=re.I)
+    assert opened == []
+
+
+HOSTILE_STDERR = "\x1b]8;;http://e\x07link\x1b]8;;\x07 \x1b[31mred\x1b[0m <script>window.__x=1</script>"
+
+
+def test_ansi_osc_and_html_in_stderr_are_recorded_escaped_and_shown_as_text(page_factory, tmp_path):
+    """Row 12: stderr with OSC 8, CSI and HTML is recorded exactly (JSON-escaped: no raw ESC or BEL in the file)
+    and shown in the timeline and the expanded row as text."""
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text("import sys, runpy\n"
+                     f"sys.stderr.write({HOSTILE_STDERR + chr(10)!r})\n"
+                     "sys.stderr.flush()\n"
+                     f"runpy.run_path({str(Path(fixture_command('raw_server')[1]))!r}, run_name='__main__')\n")
+    page = page_factory([PYTHON, str(noisy)])
+    stderr = wait_for(lambda: next((r for r in records_in(page.record) if r.get("kind") == "stderr"), None), 30,
+                      message="the stderr line recorded")
+    assert stderr["text"] == HOSTILE_STDERR, "recorded exactly"
+    raw = page.record.read_bytes()
+    assert b"\x1b" not in raw and b"\x07" not in raw and b"\\u001b]8;;http://e\\u0007" in raw
+    rows = page.request("GET", "/timeline/rows")[2].decode()
+    detail = page.request("GET", f"/records/{stderr['seq']}")[2].decode()
+    for html in (rows, detail):
+        assert "&lt;script&gt;window.__x=1&lt;/script&gt;" in html
+        assert "<script>" not in html
 
 
 def test_a_10k_flood_to_a_tab_that_reads_nothing_stalls_neither_the_reader_nor_memory(inspector_factory):
