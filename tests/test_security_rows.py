@@ -90,6 +90,24 @@ def test_ansi_osc_and_html_in_stderr_are_recorded_escaped_and_shown_as_text(page
         assert "<script>" not in html
 
 
+def test_a_server_that_dies_before_initialize_is_a_clear_error_and_leaves_no_process(page_factory, tmp_path):
+    """Row 15: a server that starts a background child and exits 1 before answering: the page says so with its
+    stderr, no traceback, and nothing of its process group is left (the background child included)."""
+    script = tmp_path / "dies.sh"
+    script.write_text("#!/bin/sh\nsleep 300 &\necho 'boom: no config' >&2\nexit 1\n")
+    script.chmod(0o755)
+    page = page_factory([str(script)], "--protocol", "legacy")
+    exit_row = wait_for(lambda: next((r for r in records_in(page.record) if r.get("event") == "exit"), None), 30,
+                        message="the exit recorded")
+    assert exit_row["detail"]["code"] == 1 and "boom: no config" in exit_row["detail"]["stderr_tail"]
+    pgid = next(r for r in read_records(page.record) if r.get("event") == "spawn")["detail"]["pid"]
+    wait_for(lambda: not process_group_alive(pgid), 10, message="the server's group gone, background child too")
+    status, _, body = page.request("GET", "/")
+    text = body.decode()
+    assert status == 200 and "boom: no config" in text and "code 1" in text
+    assert "Traceback" not in text
+
+
 def test_a_10k_flood_to_a_tab_that_reads_nothing_stalls_neither_the_reader_nor_memory(inspector_factory):
     """Row 17: the stdout reader never waits for a browser, a stalled tab gets a re-sync instead of every row, the
     recording keeps all 10k in seq order, and memory stays bounded."""
