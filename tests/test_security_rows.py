@@ -108,6 +108,32 @@ def test_a_server_that_dies_before_initialize_is_a_clear_error_and_leaves_no_pro
     assert "Traceback" not in text
 
 
+def test_progress_never_extends_a_request_past_the_maximum_total(page_factory):
+    """Row 19: a call that keeps sending progress is still given up at --max-timeout (here 8 s for a 30 s task):
+    recorded as a timeout, and the server is told with notifications/cancelled."""
+    page = page_factory([PYTHON, "-m", "inspector.demo.server"], "--timeout", "3", "--max-timeout", "8")
+    wait_tools_listed(page)
+    status, _, body = page.post("/tool/call?name=slow_task", {"arguments": json.dumps({"seconds": 30})})
+    assert status == 200, body
+    request = wait_for(lambda: _request_for(records_in(page.record), "slow_task"), 30, message="the call sent")
+
+    def ended():
+        records = records_in(page.record)
+        return (next((r for r in records if r.get("event") == "timeout"), None)
+                or _answer_of(records, request))
+
+    end = wait_for(ended, 60, message="the call ended one way or the other")
+    assert end.get("event") == "timeout", f"the 30 s task was waited for to its end: {end}"
+    assert end["detail"]["id"] == request["msg"]["id"]
+    assert end["t"] - request["t"] >= 7.5, "progress extended it beyond the 3 s timeout, up to the 8 s maximum"
+    records = read_records(page.record)
+    progress = [r for r in records if r.get("kind") == "message" and r["msg"].get("method") == "notifications/progress"
+                and r["seq"] < end["seq"]]
+    assert len(progress) >= 8, "progress kept coming"
+    assert any(r.get("kind") == "message" and r["msg"].get("method") == "notifications/cancelled"
+               and r["msg"]["params"]["requestId"] == request["msg"]["id"] for r in records)
+
+
 def test_a_10k_flood_to_a_tab_that_reads_nothing_stalls_neither_the_reader_nor_memory(inspector_factory):
     """Row 17: the stdout reader never waits for a browser, a stalled tab gets a re-sync instead of every row, the
     recording keeps all 10k in seq order, and memory stays bounded."""
