@@ -11,6 +11,7 @@ import signal
 import socket
 import subprocess
 import textwrap
+import threading
 from pathlib import Path
 
 import webbrowser
@@ -175,6 +176,72 @@ def test_a_10k_flood_to_a_tab_that_reads_nothing_stalls_neither_the_reader_nor_m
     assert len(received) < FLOOD, f"the stalled tab was sent {len(received)} rows: every row, not a page"
     # Memory bounded: the inspector's peak RSS (about 70 MB here; rows are summaries, their lines stay on disk).
     assert _peak_rss_kib(inspector.proc.pid) < 400 * 1024
+
+
+def _servers_of(parent: int) -> list[int]:
+    """The live, non-zombie fake_server processes that `parent` started."""
+    out = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if fields[0] != "Z" and int(fields[1]) == parent and b"fake_server.py" in cmdline:
+            out.append(int(entry))
+    return out
+
+
+def test_two_tabs_calling_at_once_each_get_their_own_result_from_one_server(inspector_factory):
+    """Row 21: two tabs call tools at the same moment (and a slow call is in flight): each call gets its own
+    result, both tabs see the same timeline, and there is one server process."""
+    inspector = inspector_factory(fixture_command("fake_server", "ok"), "--timeout", "60")
+    _wait_tools(inspector)
+    tabs = [inspector.ws(timeout=60), inspector.ws(timeout=60)]
+    for tab in tabs:
+        tab.recv()
+    texts = ["from tab A", "from tab B", "from tab A again", "from tab B again"]
+    call_ids: dict[str, str] = {}
+    barrier = threading.Barrier(len(texts) + 1)
+
+    def call(text: str, tool: str = "echo", arguments: dict | None = None) -> None:
+        barrier.wait(30)
+        status, _, body = inspector.post(f"/tools/{tool}/call", {"arguments": json.dumps(arguments or {"text": text})})
+        assert status == 200, body
+        call_ids[text] = re.search(r'id="call-(\d+)"', body.decode()).group(1)
+
+    threads = [threading.Thread(target=call, args=(text,)) for text in texts]
+    threads.append(threading.Thread(target=call, args=("slow", "slow", {"seconds": 1})))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(call_ids) == len(texts) + 1, call_ids
+
+    def result_of(call_id: str) -> str | None:
+        body = inspector.request("GET", f"/calls/{call_id}")[2].decode()
+        return body if "state-result" in body or "state-failed" in body else None
+
+    def shown(body: str) -> list[str]:  # the call's result texts (the history beside it lists the other calls)
+        return re.findall(r'<pre class="text">(.*?)</pre>', body.split("<hx-partial", 1)[0], re.S)
+
+    for text in texts:
+        body = wait_for(lambda: result_of(call_ids[text]), 60, message=f"the call {text!r} ended")
+        assert "state-result" in body and shown(body) == [text], f"{text!r} got {shown(body)}"
+    slow = wait_for(lambda: result_of(call_ids["slow"]), 60, message="the slow call ended")
+    assert "state-result" in slow and [t[:5] for t in shown(slow)] == ["slept"], shown(slow)
+    # Both tabs see the same rows, up to the last answer.
+    last = max(r["seq"] for r in read_records(inspector.record)[1:] if r.get("kind") == "message")
+    seen = []
+    for tab in tabs:
+        seqs: list[int] = []
+        while last not in seqs:
+            seqs.extend(int(s) for s in ROW_ID.findall(tab.recv()))
+        tab.close()
+        seen.append([s for s in seqs if s <= last])
+    assert seen[0] == seen[1]
+    spawns = [r["detail"]["pid"] for r in read_records(inspector.record) if r.get("event") == "spawn"]
+    assert _servers_of(inspector.proc.pid) == spawns[-1:], "one server process"
 
 
 def test_a_tab_that_disconnects_during_a_call_stops_nothing_and_the_next_tab_gets_each_row_once(inspector_factory):
