@@ -135,6 +135,18 @@ def test_progress_never_extends_a_request_past_the_maximum_total(page_factory):
                and r["msg"]["params"]["requestId"] == request["msg"]["id"] for r in records)
 
 
+def test_stop_closes_stdin_first_so_a_well_behaved_server_ends_by_itself(page_factory):
+    """Row 24, the first rung of the ladder: Stop closes stdin, and a server that exits on EOF ends with its own
+    code 0, never by SIGTERM (which comes only after the grace)."""
+    page = page_factory(fixture_command("fake_server", "ok"))
+    wait_tools_listed(page)
+    status, _, _ = page.post("/server/stop")
+    assert status == 200
+    exit_row = wait_for(lambda: next((r for r in records_in(page.record) if r.get("event") == "exit"), None), 30,
+                        message="the exit recorded")
+    assert (exit_row["detail"]["code"], exit_row["detail"]["signal"]) == (0, None), exit_row["detail"]
+
+
 def test_a_10k_flood_to_a_tab_that_reads_nothing_stalls_neither_the_reader_nor_memory(inspector_factory):
     """Row 17: the stdout reader never waits for a browser, a stalled tab gets a re-sync instead of every row, the
     recording keeps all 10k in seq order, and memory stays bounded."""
