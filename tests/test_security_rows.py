@@ -16,9 +16,13 @@ from pathlib import Path
 
 import webbrowser
 
+import pytest
+
 from conftest import (PYTHON, ROOT, fixture_command, process_group_alive, read_records, records_in, wait_for,
                       wait_tools_listed)
 from inspector.recording.files import RecordingWriter, read_recording
+from inspector.transport.stdin_writer import MAX_QUEUED_BYTES
+from inspector.transport.stdio import StdioProcess
 
 ROW_ID = re.compile(r'id="r-(\d+)"')
 FLOOD = 10_000
@@ -145,6 +149,25 @@ def test_stop_closes_stdin_first_so_a_well_behaved_server_ends_by_itself(page_fa
     exit_row = wait_for(lambda: next((r for r in records_in(page.record) if r.get("event") == "exit"), None), 30,
                         message="the exit recorded")
     assert (exit_row["detail"]["code"], exit_row["detail"]["signal"]) == (0, None), exit_row["detail"]
+
+
+def test_what_waits_for_a_server_that_stopped_reading_is_bounded_then_refused(tmp_path):
+    """Row 30 (a server that stops reading): sends never wait, but what waits for it is bounded; beyond the bound a
+    send is refused with a clear error, and Stop still ends the server."""
+    process = StdioProcess(fixture_command("fake_server", "noread"), cwd=str(tmp_path), env=dict(os.environ),
+                           on_stdout=lambda line: None, on_stderr=lambda text: None, on_exit=lambda info: None)
+    pid = process.start()
+    try:
+        line = b'{"jsonrpc":"2.0","method":"x","params":"' + b"x" * (1 << 20) + b'"}\n'
+        with pytest.raises(BlockingIOError, match="the server is not reading its stdin"):
+            for _ in range(MAX_QUEUED_BYTES // len(line) + 3):
+                process.send(line)
+        assert process.unread_input() <= MAX_QUEUED_BYTES + 2 * len(line)
+        process.stop(stdin_grace=0.5)
+        assert not process_group_alive(pid)
+    finally:
+        if process_group_alive(pid):
+            os.killpg(pid, signal.SIGKILL)
 
 
 def test_a_10k_flood_to_a_tab_that_reads_nothing_stalls_neither_the_reader_nor_memory(inspector_factory):
