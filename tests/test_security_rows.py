@@ -170,6 +170,23 @@ def test_what_waits_for_a_server_that_stopped_reading_is_bounded_then_refused(tm
             os.killpg(pid, signal.SIGKILL)
 
 
+def test_kill_9_of_the_inspector_ends_a_server_that_ignores_sigterm_and_its_grandchild(inspector_factory, tmp_path):
+    """Row 25: the lifeline takes the group down after a kill -9 of the inspector, SIGKILL included for a server
+    that ignores SIGTERM and EOF (the existing test's server leaves on EOF by itself)."""
+    pids = tmp_path / "pids"
+    inspector = inspector_factory(fixture_command("fake_server", "grandchild+ignore-sigterm"),
+                                  env={"FAKE_PIDS": str(pids)})
+    _wait_tools(inspector)
+    wait_for(lambda: pids.exists() and len(pids.read_text().split()) == 2, 30, message="pids written")
+    grandchild, server = map(int, pids.read_text().split())
+    inspector.proc.kill()
+    inspector.proc.wait(60)
+    # The lifeline's ladder is SIGTERM, 1 s, SIGKILL: 5 s is a bound far above it, and far below "forever".
+    wait_for(lambda: not process_group_alive(server), 5, message="the lifeline took the group down")
+    assert not Path(f"/proc/{grandchild}").exists() or Path(f"/proc/{grandchild}/stat").read_text().rsplit(
+        ")", 1)[1].split()[0] == "Z"
+
+
 def test_a_10k_flood_to_a_tab_that_reads_nothing_stalls_neither_the_reader_nor_memory(inspector_factory):
     """Row 17: the stdout reader never waits for a browser, a stalled tab gets a re-sync instead of every row, the
     recording keeps all 10k in seq order, and memory stays bounded."""
