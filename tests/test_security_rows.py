@@ -192,6 +192,7 @@ def test_a_10k_flood_to_a_tab_that_reads_nothing_stalls_neither_the_reader_nor_m
     recording keeps all 10k in seq order, and memory stays bounded."""
     inspector = inspector_factory(fixture_command("fake_server", "flood", str(FLOOD)), "--timeout", "60")
     _wait_tools(inspector)
+    baseline = _peak_rss_kib(inspector.proc.pid)
     # A tab with a tiny receive buffer that reads its first frame, then nothing while the flood runs.
     tab = inspector.ws(timeout=90, sockopt=((socket.SOL_SOCKET, socket.SO_RCVBUF, 4096),))
     tab.recv()
@@ -226,8 +227,10 @@ def test_a_10k_flood_to_a_tab_that_reads_nothing_stalls_neither_the_reader_nor_m
     tab.close()
     assert resynced, "a tab that fell more than a page behind is re-synced"
     assert len(received) < FLOOD, f"the stalled tab was sent {len(received)} rows: every row, not a page"
-    # Memory bounded: the inspector's peak RSS (about 70 MB here; rows are summaries, their lines stay on disk).
-    assert _peak_rss_kib(inspector.proc.pid) < 400 * 1024
+    # Memory bounded: rows are summaries (their lines stay on disk) and a tab is sent at most a page of them, so
+    # the flood adds little to the inspector's peak RSS (18 MB here; 52 MB when a stalled tab is sent every row).
+    growth = _peak_rss_kib(inspector.proc.pid) - baseline
+    assert growth < 32 * 1024, f"the flood grew the inspector's peak RSS by {growth} KiB"
 
 
 def _servers_of(parent: int) -> list[int]:
