@@ -1,6 +1,8 @@
-"""security.md rows that had no test on the real path: 11 (a `javascript:` URL from a server), 17 (a 10k flood to a
-tab that reads nothing), 20 (a tab that disconnects during a call) and 26 (kill -9 of the recorder mid-write). Each runs real processes over real pipes and
-a real websocket; each was seen failing with its defence removed (see the closing note of issue 13)."""
+"""security.md rows whose defences no test caught when removed: 11 (a `javascript:` URL), 12 (hostile stderr in the
+page), 15 (death before initialize), 17 (a 10k flood to a tab that reads nothing), 19 (the maximum total), 20 (a tab
+that leaves mid-call), 21 (two tabs at once), 24 (stdin closed first), 25 (kill -9 and a server ignoring SIGTERM),
+26 (kill -9 of the recorder mid-write) and 30 (a server that stops reading: the bound). Real processes over real
+pipes, the real page and a real websocket; each was seen failing with its defence removed (issue 13, item 8)."""
 
 from __future__ import annotations
 
