@@ -274,7 +274,7 @@ def test_no_protocol_warnings_on_the_demo_and_advice_in_the_tools_panel(inspecto
     wait_handshake(demo)
     demo.post("/tools/word_count/call", {"arguments": '{"text": "a b"}'})
     wait_for(lambda: any(r.get("kind") == "message" and "content" in (r["msg"].get("result") or {})
-                         for r in records_in(demo.record)), 10, message="the demo's answer")
+                         for r in records_in(demo.record)), 60, message="the demo's answer")
     # The demo's warnings would come from checking its records (the silence rule needs 60 s of it): starting the
     # second inspector below gives that thread far more than the few ms it needs, instead of a sleep.
     poor = inspector_factory(fixture_command("mistakes_server", "poor-description"))
