@@ -110,6 +110,7 @@ def test_the_report_of_a_real_session_opens_offline_shows_everything_and_leaks_n
         assert page.locator("h1").inner_text() == "mcp-inspect report: report-server 1.2.3"
         facts = page.locator("dl.facts").inner_text()
         assert "legacy" in facts and "stdio" in facts and "report_server.py" in facts and "mcp-inspect 0." in facts
+        assert "REPORT_SECRET (values never recorded)" in facts
         assert "masked github-token" in page.locator("details.masked").text_content()
         card = page.locator(".call").first
         assert "leak" in card.inner_text() and "needle" in card.inner_text() and "[REDACTED]" in card.inner_text()

@@ -65,7 +65,8 @@ var Report = {
     [["server", s.server], ["version", s.version],
      ["era", s.era ? s.era + (s.protocol_version ? " (protocol " + s.protocol_version + ")" : "") : null],
      ["transport", s.transport], ["command", s.command ? s.command.join(" ") : null], ["url", s.url],
-     ["working directory", s.cwd], ["recorded by", s.recorded_by ? "mcp-inspect " + s.recorded_by : null],
+     ["working directory", s.cwd], ["environment", s.env.length ? s.env.join(", ") + " (values never recorded)" : null],
+     ["recorded by", s.recorded_by ? "mcp-inspect " + s.recorded_by : null],
      ["report by", "mcp-inspect " + s.reported_by], ["recording started", s.created], ["records", span],
      ["counts", s.records + " records" + (counts ? ": " + counts : "") + (s.restarts ? "; " + s.restarts + " restarts" : "")]
     ].forEach(function (pair) {
