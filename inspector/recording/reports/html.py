@@ -41,7 +41,7 @@ def render_html(header: dict | None, records: list[dict], masked: Iterable[dict]
     typed = summary.as_records(records)
     rows = summary.index_rows(typed)
     data = {
-        "summary": summary.summarize(header, typed), "problems": summary.problems(typed),
+        "summary": summary.summarize(header, typed, rows), "problems": summary.problems(typed),
         "masked": list(masked), "notes": list(notes),
         "records": [record.to_dict() for record in typed], "rows": rows,
         "calls": summary.tool_calls(typed, rows), "restarts": summary.restarts(typed),

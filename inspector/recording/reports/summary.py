@@ -26,8 +26,8 @@ def as_records(records: Iterable[dict]) -> list[Record]:
     return out
 
 
-def summarize(header: dict | None, records: list[Record]) -> dict:
-    """Who was inspected, how and when: the report's header."""
+def summarize(header: dict | None, records: list[Record], rows: list[dict] | None = None) -> dict:
+    """Who was inspected, how and when: the report's header (`rows`, index_rows' answer, saves classifying again)."""
     header = header if isinstance(header, dict) else {}
     target = header.get("target") if isinstance(header.get("target"), dict) else {}
     handshake = next((r.detail for r in reversed(records) if r.kind == EVENT and r.event == "handshake"), {})
@@ -35,8 +35,7 @@ def summarize(header: dict | None, records: list[Record]) -> dict:
     command = target.get("command") if isinstance(target.get("command"), list) else None
     times = [r.t for r in records if isinstance(r.t, (int, float))]
     counts: dict[str, int] = {}
-    for record in records:
-        kind = message_kind(record)
+    for kind in (row["kind"] for row in rows) if rows is not None else map(message_kind, records):
         counts[kind] = counts.get(kind, 0) + 1
     return {
         "server": _text(info.get("name")), "version": _text(info.get("version")),

@@ -154,7 +154,7 @@
     var box = R.el("div", "row-body");
     var i = entry.list[0], record = records[i], row = rows[i];
     if (entry.list.length > 1) {
-      R.add(box, "pre", "text", entry.list.map(function (j) { return R.clock(records[j].t) + "  " + records[j].text; }).join("\n"));
+      R.add(box, "pre", "text", entry.list.map(function (j) { return "#" + records[j].seq + "  " + R.clock(records[j].t) + "  " + records[j].text; }).join("\n"));
       return box;
     }
     var actions = R.add(box, "div", "record-actions");
