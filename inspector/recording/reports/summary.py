@@ -115,7 +115,8 @@ def problems(records: list[Record]) -> list[dict]:
         if record.kind == EVENT and record.event == "warning":
             detail = record.detail
             if isinstance(detail.get("seq"), int):
-                _add(found, _text(detail.get("rule")) or "?", detail["seq"], _text(detail.get("text")) or "")
+                # the words the page showed win over the checker's own for the same rule and row
+                _add(found, _text(detail.get("rule")) or "?", detail["seq"], _text(detail.get("text")) or "", True)
             continue
         try:
             warnings = checker.observe(record)
@@ -126,9 +127,10 @@ def problems(records: list[Record]) -> list[dict]:
     return sorted(found.values(), key=lambda p: (p["seq"], p["rule"]))
 
 
-def _add(found: dict, rule: str, seq: int, text: str) -> None:
+def _add(found: dict, rule: str, seq: int, text: str, recorded: bool = False) -> None:
     fix = RULES[rule][1] if rule in RULES else None
-    found.setdefault((rule, seq), {"rule": rule, "seq": seq, "text": text, "fix": fix})
+    if recorded or (rule, seq) not in found:
+        found[(rule, seq)] = {"rule": rule, "seq": seq, "text": text, "fix": fix}
 
 
 def _text(value: Any) -> str | None:

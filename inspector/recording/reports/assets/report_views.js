@@ -49,7 +49,7 @@ var Report = {
 
   // A link-like button that shows row #seq in the timeline (set by report.js).
   jump: function (seq, label) {
-    var button = Report.el("button", "jump", label || "#" + seq);
+    var button = Report.el("button", "jump", label === undefined ? "#" + seq : label);
     button.type = "button";
     button.dataset.seq = String(seq);
     return button;
