@@ -206,7 +206,10 @@ def test_a_100k_message_report_is_small_and_opens_with_its_newest_rows_and_searc
 def test_the_csp_names_exactly_the_hashes_of_the_inline_script_and_style(tmp_path):
     from inspector.recording.reports.html import render_html
 
-    html = render_html({"kind": "header"}, [{"seq": 1, "t": 1.0, "kind": "stderr", "text": "</script><b>x</b>"}])
+    hostile = '</title><script>alert(1)</script>"'
+    html = render_html({"kind": "header"}, [
+        {"seq": 1, "t": 1.0, "kind": "stderr", "text": "</script><b>x</b>"},
+        {"seq": 2, "t": 2.0, "kind": "event", "event": "handshake", "detail": {"serverInfo": {"name": hostile}}}])
     csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]*)"', html).group(1)
     inline = re.findall(r"<script>(.*?)</script>", html, re.S)
     styles = re.findall(r"<style>(.*?)</style>", html, re.S)
@@ -218,6 +221,7 @@ def test_the_csp_names_exactly_the_hashes_of_the_inline_script_and_style(tmp_pat
     assert csp == (f"default-src 'none'; script-src {' '.join(digest(s) for s in inline)}; "
                    f"style-src {digest(styles[0])}")
     assert "style=" not in html and "<b>" not in html and "</script><b>" in unpacked(html)
+    assert "<title>mcp-inspect report: &lt;/title&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot;</title>" in html
 
 
 def test_export_html_writes_stdout_for_a_dash_and_never_overwrites(tmp_path):
