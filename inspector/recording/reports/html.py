@@ -69,7 +69,8 @@ def page(packed: str, title: str) -> str:
         # asks for no favicon.ico next to a file:// page (the browser test checks the file is never read).
         f"<title>{_escape(title)}</title>\n<style>{css}</style>\n</head>\n<body>\n"
         "<noscript><p>This report needs JavaScript to show its recording.</p></noscript>\n"
-        f"<main id=\"report\"></main>\n{FILTERS}"
+        # shown while a large recording is unpacked (seconds for 100,000 messages)
+        f"<main id=\"report\"><p class=\"note\">Opening the recording…</p></main>\n{FILTERS}"
         f"<script type=\"application/octet-stream\" id=\"{DATA_ID}\">{packed}</script>\n"
         f"{script_tags}</body>\n</html>\n"
     )

@@ -198,6 +198,7 @@
     records.forEach(function (r, i) { indexBySeq.set(r.seq, i); });
     data.problems.forEach(function (p) { warned[p.seq] = (warned[p.seq] ? warned[p.seq] + "; " : "") + p.rule + ": " + p.text; });
     var main = document.getElementById("report");
+    main.textContent = "";  // the "Opening" note
     var top = R.add(main, "header", "report-head");
     R.header(top, data.summary, data.notes);
     R.problems(main, data.problems);
@@ -242,6 +243,7 @@
 
   unpack().then(build, function (error) {
     var main = document.getElementById("report");
+    main.textContent = "";
     R.add(main, "p", "problem", "This report's data could not be read: " + error);
   });
 })();
