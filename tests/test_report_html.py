@@ -26,7 +26,7 @@ PAYLOAD = "<img src=x onerror=alert(1)>"
 CHILD_TIMEOUT = 90
 
 
-def export_html(recording: Path, out: Path, *options: str, timeout: float = CHILD_TIMEOUT) -> subprocess.CompletedProcess:
+def export_html(recording: Path, out: Path, *options: str, timeout: float = CHILD_TIMEOUT):
     """The real CLI, as a user runs it."""
     return subprocess.run([PYTHON, "-m", "inspector.cli", "export", str(recording), "--format", "html", "-o", str(out),
                            *options], capture_output=True, text=True, timeout=timeout,
@@ -228,7 +228,8 @@ def test_export_html_writes_stdout_for_a_dash_and_never_overwrites(tmp_path):
     recording = tmp_path / "small.jsonl"
     write_big_recording(recording, 4)
     done = subprocess.run([PYTHON, "-m", "inspector.cli", "export", str(recording), "--format", "html", "-o", "-"],
-                          capture_output=True, text=True, timeout=CHILD_TIMEOUT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0 and done.stdout.startswith("<!doctype html>")
     taken = tmp_path / "taken.html"
     taken.write_text("mine")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from inspector.recording.reports import summary
 
 HEADER = {"kind": "header", "format": "mcp-inspect-recording", "version": 1, "created": "2026-11-30T10:00:00.000Z",
-          "inspector": "0.1.0", "target": {"transport": "stdio", "command": ["python", "s.py", "--token", "[REDACTED]"]},
+          "inspector": "0.1.0",
+          "target": {"transport": "stdio", "command": ["python", "s.py", "--token", "[REDACTED]"]},
           "env": {"API_KEY": "[REDACTED]"}}
 
 

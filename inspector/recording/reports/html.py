@@ -24,7 +24,8 @@ KINDS = ("request", "response", "notification", "error", "batch", "invalid", "st
 FILTERS = (
     "<form id=\"filters\" class=\"filters\" role=\"search\" hidden>\n"
     "<label>Direction <select name=\"dir\"><option value=\"\">both</option>"
-    "<option value=\"to_server\">→ to server</option><option value=\"from_server\">← from server</option></select></label>\n"
+    "<option value=\"to_server\">→ to server</option>"
+    "<option value=\"from_server\">← from server</option></select></label>\n"
     "<label>Kind <select name=\"kind\"><option value=\"\">all</option>"
     + "".join(f"<option value=\"{kind}\">{kind}</option>" for kind in KINDS) + "</select></label>\n"
     "<label>Method <input type=\"text\" name=\"method\" placeholder=\"tools/\" size=\"12\"></label>\n"
