@@ -101,3 +101,17 @@ def test_the_stylesheet_styles_the_page_s_main_classes():
                      ".call", ".problems", ".asks", ".diff-field", ".replay-step", "prefers-color-scheme"):
         assert selector in css, selector
     assert css.count("{") == css.count("}")
+
+
+def test_the_html_report_assets_ship_inside_the_package():
+    # The wheel holds every file under inspector/ (packages = ["inspector"]; checked once with a real build), and the
+    # report reads its assets with importlib.resources, so they must live there, not beside templates/ or static/.
+    from importlib import resources
+
+    from inspector.recording.reports.html import ASSETS
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["inspector"]
+    folder = resources.files("inspector.recording.reports").joinpath("assets")
+    for name in ASSETS:
+        assert folder.joinpath(name).is_file(), name

@@ -1,0 +1,97 @@
+"""The self-contained HTML report: one file that opens from disk with no network, no install and no server.
+
+Pure: it takes a redacted recording and returns the page's text. The page carries its data gzip-compressed and
+base64-encoded in a non-script block (so a 100,000-message recording stays under twice its .jsonl size, and no
+server text is ever parsed as HTML: report.js inserts everything with textContent). The inline script and style
+are the assets next to this module, allowed by their sha256 hashes in the page's own strict CSP.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+from importlib import resources
+from typing import Iterable
+
+from inspector.recording.reports import summary
+
+ASSETS = ("report.css", "report_views.js", "report.js")
+DATA_ID = "report-data"
+KINDS = ("request", "response", "notification", "error", "batch", "invalid", "stderr", "event")
+# The page's timeline filters (templates/partials/_filters.html), run by report.js over the whole recording.
+FILTERS = (
+    "<form id=\"filters\" class=\"filters\" role=\"search\" hidden>\n"
+    "<label>Direction <select name=\"dir\"><option value=\"\">both</option>"
+    "<option value=\"to_server\">→ to server</option>"
+    "<option value=\"from_server\">← from server</option></select></label>\n"
+    "<label>Kind <select name=\"kind\"><option value=\"\">all</option>"
+    + "".join(f"<option value=\"{kind}\">{kind}</option>" for kind in KINDS) + "</select></label>\n"
+    "<label>Method <input type=\"text\" name=\"method\" placeholder=\"tools/\" size=\"12\"></label>\n"
+    "<label class=\"check\"><input type=\"checkbox\" name=\"stderr\" checked> stderr</label>\n"
+    "<label>Search <input type=\"search\" name=\"q\" placeholder=\"text in any message\" size=\"22\"></label>\n"
+    "</form>\n"
+)
+
+
+def render_html(header: dict | None, records: list[dict], masked: Iterable[dict] = (),
+                notes: Iterable[str] = ()) -> str:
+    """The report of a redacted recording: `masked` lists what redaction masked ({where, kind, path}), `notes`
+    the lines the reader skipped."""
+    typed = summary.as_records(records)
+    rows = summary.index_rows(typed)
+    data = {
+        "summary": summary.summarize(header, typed, rows), "problems": summary.problems(typed),
+        "masked": list(masked), "notes": list(notes),
+        "records": [record.to_dict() for record in typed], "rows": rows,
+        "calls": summary.tool_calls(typed, rows), "restarts": summary.restarts(typed),
+    }
+    return page(pack(data), _title(data["summary"]))
+
+
+def pack(data: dict) -> str:
+    """JSON, gzip, base64: the text of the page's data block (base64 cannot close the block it sits in)."""
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+
+
+def page(packed: str, title: str) -> str:
+    """The HTML around the packed data, its CSP naming the hashes of exactly the inline style and scripts."""
+    css, *scripts = (_asset(name) for name in ASSETS)
+    csp = (f"default-src 'none'; script-src {' '.join(_hash(s) for s in scripts)}; style-src {_hash(css)}")
+    script_tags = "".join(f"<script>{script}</script>\n" for script in scripts)
+    return (
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n"
+        "<meta name=\"referrer\" content=\"no-referrer\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+        # No <link rel=icon>: even a data: icon is an image the CSP refuses (a console violation), and Chromium
+        # asks for no favicon.ico next to a file:// page (the browser test checks the file is never read).
+        f"<title>{_escape(title)}</title>\n<style>{css}</style>\n</head>\n<body>\n"
+        "<noscript><p>This report needs JavaScript to show its recording.</p></noscript>\n"
+        # shown while a large recording is unpacked (seconds for 100,000 messages)
+        f"<main id=\"report\"><p class=\"note\">Opening the recording…</p></main>\n{FILTERS}"
+        f"<script type=\"application/octet-stream\" id=\"{DATA_ID}\">{packed}</script>\n"
+        f"{script_tags}</body>\n</html>\n"
+    )
+
+
+def _asset(name: str) -> str:
+    text = resources.files("inspector.recording.reports").joinpath("assets", name).read_text(encoding="utf-8")
+    if "</" in text.replace("<\\/", ""):  # an inline block ends at the first "</"; the assets must not hold one
+        raise ValueError(f"report asset {name} holds '</', which would end its inline block")
+    return text
+
+
+def _hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def _title(info: dict) -> str:
+    name = " ".join(part for part in (info.get("server"), info.get("version")) if part) or "a recorded session"
+    return f"mcp-inspect report: {name}"
+
+
+def _escape(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
