@@ -1,0 +1,1 @@
+"""Reports made from a recording: a self-contained HTML page and GitHub Markdown."""
