@@ -143,6 +143,8 @@ def test_fence_inline_and_trim_helpers():
     assert fence("a ```` b", "json") == "`````json\na ```` b\n`````\n"
     assert inline("a|b `c` <i>&") == "a\\|b \\`c\\` &lt;i&gt;&amp;"
     assert inline("\\|") == "\\\\\\|"  # a backslash of the server's cannot unescape our escape
+    assert inline("ask @octocat or @org/team, mail a@b") == "ask @\u200boctocat or @\u200borg/team, mail a@\u200bb"
+    assert fence("\x1b[31mred\x1b[0m \x07") == "```\nred \ufffd\n```\n"  # colours dropped, controls visible
     value, cut = trim_value({"s": "x" * 100, "l": list(range(30))}, text_limit=50, items_limit=10)
     assert cut and len(value["s"]) < 100 and "characters trimmed" in value["s"]
     assert value["l"] == [0, 1, 2, 3, 4, "…[20 items trimmed]…", 25, 26, 27, 28, 29]

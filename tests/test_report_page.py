@@ -43,6 +43,7 @@ def test_the_report_of_one_call_is_masked_and_well_formed(page_factory):
     assert secret not in text and inspector.token not in text
     assert check_markdown(text)["details"] == 1
     assert "| server | fake-stderr |" in text and "| era | legacy (protocol 2025-11-25) |" in text
+    assert "| records |" not in text  # the few records of one call say nothing about the session
     assert re.search(rf"<summary>#{request_seq} <code>tools/call</code> echo → ok, \d+ ms</summary>", text)
     assert f"**Response** #{answer_seq}" in text and "Bearer [REDACTED]" in text
     assert inspector.request("GET", f"/records/{answer_seq}/report.md")[2].decode() == text  # either end: one call

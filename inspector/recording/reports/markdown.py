@@ -67,7 +67,8 @@ def render_call(header: dict | None, records: list[dict], seq: int) -> str | Non
     if not calls:
         return None
     block, trimmed = _call_block(calls[0], open_=True)
-    return _head(header, records, calls, lambda s: s in calls[0].seqs) + block + (TRIM_NOTE + "\n" if trimmed else "")
+    head = _head(header, records, calls, lambda s: True, whole=False)
+    return head + block + (TRIM_NOTE + "\n" if trimmed else "")
 
 
 def report_for(header: dict | None, records: list[dict], unreadable: list[str], picked: Picked) -> str:
@@ -75,15 +76,21 @@ def report_for(header: dict | None, records: list[dict], unreadable: list[str], 
     return render_markdown(header, records, find_problems(records, unreadable), picked=picked)
 
 
-def _head(header: dict | None, records: list[dict], calls: list[Call], picked: Picked) -> str:
+def _head(header: dict | None, records: list[dict], calls: list[Call], picked: Picked, *, whole: bool = True) -> str:
+    """The title and the summary table; `whole` adds the counts and the length of the recording (not for one call,
+    whose few records say nothing about the session)."""
     s = summarize(header, records)
     era = s.era if s.protocol_version == "?" else f"{s.era} (protocol {s.protocol_version})"
     rows = [("server", s.server), ("version", s.version), ("era", era), ("transport", s.transport),
-            ("command", s.command or "?"), ("mcp-inspect", s.inspector), ("recorded", when(s.created, s.duration_s)),
-            ("records", f"{sum(1 for r in records if picked(r['seq'])):,} of {len(records):,}"),
-            ("calls", f"{len(calls):,}")]
+            ("command", s.command or "?"), ("mcp-inspect", s.inspector),
+            ("recorded", when(s.created, s.duration_s if whole else None))]
+    if whole:
+        rows += [("records", f"{sum(1 for r in records if picked(r['seq'])):,} of {len(records):,}"),
+                 ("calls", f"{len(calls):,}")]
     table = "".join(f"| {name} | {inline(value)} |\n" for name, value in rows)
-    return f"## mcp-inspect report: {inline(s.server)} {inline(s.version)}\n\n| | |\n| --- | --- |\n{table}\n"
+    named = " ".join(inline(part) for part in (s.server, s.version) if part != "?")
+    title = f"mcp-inspect report: {named}" if named else "mcp-inspect report"
+    return f"## {title}\n\n| | |\n| --- | --- |\n{table}\n"
 
 
 def _problem_line(problem: Problem) -> str:

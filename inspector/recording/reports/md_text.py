@@ -9,6 +9,9 @@ from typing import Any
 
 _BACKTICK_RUN = re.compile(r"`+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+"""Terminal colour and cursor sequences, common in stderr: dropped, not shown as replacement characters."""
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 # What Markdown reads as syntax in the middle of a line: code spans, emphasis, links, strike-through and table cell
 # breaks. A backslash makes each literal; `<` and `&` become entities. Inline text never starts a line (a list
 # marker or a cell comes first), so block syntax such as `#` or `1.` needs nothing.
@@ -20,7 +23,7 @@ def fence(body: str, info: str = "") -> str:
     of server text can close it early."""
     longest = max((len(run) for run in _BACKTICK_RUN.findall(body)), default=0)
     ticks = "`" * max(3, longest + 1)
-    body = _CONTROL.sub("\ufffd", body.replace("\r\n", "\n").replace("\r", "\n"))
+    body = _CONTROL.sub("\ufffd", _ANSI.sub("", body).replace("\r\n", "\n").replace("\r", "\n"))
     return f"{ticks}{info}\n{body.rstrip(chr(10))}\n{ticks}\n"
 
 
@@ -35,7 +38,9 @@ def inline(text: Any) -> str:
 
 
 def _one_line(text: Any) -> str:
-    return _CONTROL.sub(" ", re.sub(r"\s*[\r\n]+\s*", " ", str(text))).strip()
+    # A zero-width space after "@" keeps GitHub from notifying whoever a server's text happens to name.
+    text = _MENTION.sub("@\u200b", _ANSI.sub("", str(text)))
+    return _CONTROL.sub(" ", re.sub(r"\s*[\r\n]+\s*", " ", text)).strip()
 
 
 def trim_middle(text: str, limit: int) -> tuple[str, int]:
