@@ -16,7 +16,7 @@ from conftest import FIXTURES, ROOT
 from markdown_check import check_markdown
 from test_export import assert_gone, write_recording
 from inspector.recording.reports.markdown import LIMIT, render_markdown
-from inspector.recording.reports.md_summary import find_problems
+from inspector.recording.reports.md_summary import Problem, find_problems
 from inspector.recording.reports.md_text import fence, inline, trim_value
 
 PY = sys.executable
@@ -149,3 +149,18 @@ def test_fence_inline_and_trim_helpers():
     assert cut and len(value["s"]) < 100 and "characters trimmed" in value["s"]
     assert value["l"] == [0, 1, 2, 3, 4, "…[20 items trimmed]…", 25, 26, 27, 28, 29]
     assert trim_value({"s": "short"}, text_limit=50, items_limit=10) == ({"s": "short"}, False)
+
+
+def test_huge_server_text_in_every_slot_still_fits():
+    huge = ("`| <b>@x " * 200_000)[:1_000_000]
+    header = {"kind": "header", "created": huge, "inspector": huge, "target": {"transport": huge, "command": [huge]}}
+    records = [{"seq": 1, "t": 1.0, "kind": "event", "event": "handshake", "detail": {
+        "era": huge, "protocolVersion": huge, "serverInfo": {"name": huge, "version": huge}}}]
+    records += [{"seq": n, "t": float(n), "kind": "event", "event": "exit", "detail": {"reason": huge}}
+                for n in range(2, 40)]
+    records += [{"seq": 40, "t": 40.0, "kind": "stderr", "text": huge}]
+    problems = [Problem(n, huge, huge) for n in range(1, 2_000)]
+    text = render_markdown(header, records, problems)
+    assert len(text) <= LIMIT
+    check_markdown(text)
+    assert "- …and 1,9" in text and "characters trimmed" in text  # the problems that did not fit are counted

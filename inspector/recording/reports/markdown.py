@@ -27,6 +27,8 @@ MESSAGE_LIMIT = 6_000
 """Characters kept of one message's JSON."""
 STDERR_LIMIT = 3_000
 """Characters kept of the stderr written during one call."""
+LINE_LIMIT = 800
+"""Characters kept of one problem's or event's text."""
 PROBLEMS_LIMIT = 12_000
 EVENTS_LIMIT = 4_000
 FOOTER_RESERVE = 600
@@ -95,11 +97,11 @@ def _head(header: dict | None, records: list[dict], calls: list[Call], picked: P
 
 def _problem_line(problem: Problem) -> str:
     where = "recording" if problem.seq is None else f"#{problem.seq}"
-    return f"- **{where}** {inline(problem.rule)}: {inline(problem.text)}\n"
+    return f"- **{where}** {inline(problem.rule)}: {inline(problem.text, LINE_LIMIT)}\n"
 
 
 def _event_lines(records: list[dict], picked: Picked) -> list[str]:
-    return [f"- #{r['seq']} {inline(describe_event(r['event'], r['detail']))}\n" for r in records
+    return [f"- #{r['seq']} {inline(describe_event(r['event'], r['detail']), LINE_LIMIT)}\n" for r in records
             if r.get("kind") == EVENT and r.get("event") in NOTABLE_EVENTS and isinstance(r.get("detail"), dict)
             and picked(r["seq"])]
 

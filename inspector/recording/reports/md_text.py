@@ -27,19 +27,23 @@ def fence(body: str, info: str = "") -> str:
     return f"{ticks}{info}\n{body.rstrip(chr(10))}\n{ticks}\n"
 
 
-def html_text(text: Any) -> str:
+INLINE_LIMIT = 300
+"""Characters kept of one piece of inline text (a table cell, a summary): a server name cannot fill the report."""
+
+
+def html_text(text: Any, limit: int = INLINE_LIMIT) -> str:
     """Server text for an HTML context such as a <summary>, where Markdown is not read: entities only, one line."""
-    return html.escape(_one_line(text), quote=True)
+    return html.escape(_one_line(text, limit), quote=True)
 
 
-def inline(text: Any) -> str:
+def inline(text: Any, limit: int = INLINE_LIMIT) -> str:
     """Server text for a Markdown line or table cell: no tag, link, emphasis, code span or cell break survives."""
-    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", html.escape(_one_line(text), quote=False))
+    return _MARKDOWN_PUNCTUATION.sub(r"\\\1", html.escape(_one_line(text, limit), quote=False))
 
 
-def _one_line(text: Any) -> str:
+def _one_line(text: Any, limit: int) -> str:
     # A zero-width space after "@" keeps GitHub from notifying whoever a server's text happens to name.
-    text = _MENTION.sub("@\u200b", _ANSI.sub("", str(text)))
+    text = _MENTION.sub("@\u200b", _ANSI.sub("", trim_middle(str(text), limit)[0]))  # cut first: cheap on huge text
     return _CONTROL.sub(" ", re.sub(r"\s*[\r\n]+\s*", " ", text)).strip()
 
 
