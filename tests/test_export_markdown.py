@@ -105,6 +105,7 @@ def test_a_100k_message_recording_gives_a_report_that_fits_and_renders(tmp_path)
     assert len(text) <= LIMIT
     seen = check_markdown(text)
     assert 10 < seen["details"] < 50_000
+    assert f"### Calls ({seen['details']:,} of 50,000 shown)" in text
     assert f"did not fit in GitHub's {LIMIT:,}-character limit" in text
     assert "<summary>#80001 <code>tools/call</code> tool40000 → error -32000: boom" in text  # failures go first
     assert "characters trimmed]" in text and "Long values are trimmed in the middle" in text

@@ -52,7 +52,7 @@ def render_markdown(header: dict | None, records: list[dict], problems: list[Pro
              _outside_calls(records, calls, picked)]
     used = sum(len(part) for part in parts)
     blocks, trimmed = _fit_calls(calls, problems, limit - used - FOOTER_RESERVE)
-    parts.append(f"### Calls ({len(blocks)} of {len(calls)} shown)\n\n" if calls else "")
+    parts.append(f"### Calls ({len(blocks):,} of {len(calls):,} shown)\n\n" if calls else "")
     parts += blocks
     if len(blocks) < len(calls):
         parts.append(f"{len(calls) - len(blocks):,} more calls did not fit in GitHub's {limit:,}-character limit: "
