@@ -75,3 +75,15 @@ def test_copy_as_bug_report_puts_the_calls_markdown_on_the_clipboard(browser, in
         assert errors == []
     finally:
         context.close()
+
+
+def test_a_viewed_recording_gives_the_same_report_of_a_call(page_factory, tmp_path):
+    from test_export_markdown import calls_recording
+
+    inspector = page_factory([], view=calls_recording(tmp_path, 3))
+    status, _, body = inspector.request("GET", "/records/6/report.md")  # call 2's answer
+    text = body.decode()
+    assert status == 200 and check_markdown(text)["details"] == 1
+    assert "<summary>#4 <code>tools/call</code> echo → ok, 200 ms</summary>" in text
+    assert "handling call 2" in text and "handling call 1" not in text and "handling call 3" not in text
+    assert inspector.request("GET", "/records/5/report.md")[0] == 404  # a stderr line is no call
