@@ -12,6 +12,8 @@ import subprocess
 import sys
 import uuid
 
+import pytest
+
 from conftest import FIXTURES, ROOT
 from markdown_check import check_markdown
 from test_export import assert_gone, write_recording
@@ -84,6 +86,7 @@ def test_every_slot_of_a_hand_made_recording_is_masked_in_the_report(tmp_path):
     assert "masked key Session_Secret: record 2" in result.stderr and "[REDACTED]" in result.stdout
 
 
+@pytest.mark.timeout(600)  # 100,000 records read, masked and paired by a child process on a loaded machine
 def test_a_100k_message_recording_gives_a_report_that_fits_and_renders(tmp_path):
     records, seq = [], 0
     for n in range(50_000):
