@@ -194,3 +194,12 @@ def test_huge_server_text_in_every_slot_still_fits():
     assert len(text) <= LIMIT
     check_markdown(text)
     assert "- …and 1,9" in text and "characters trimmed" in text  # the problems that did not fit are counted
+
+
+def test_dash_writes_the_jsonl_export_to_stdout_and_no_file(tmp_path):
+    source = calls_recording(tmp_path, 2)
+    result = mcp(["export", str(source), "-o", "-", "--seq", "1-3"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert lines[0]["kind"] == "header" and [r["seq"] for r in lines[1:]] == [1, 2, 3]
+    assert not (tmp_path / "-").exists()
