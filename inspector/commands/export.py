@@ -1,4 +1,5 @@
-"""`mcp-inspect export FILE -o OUT`: a copy of a recording fit for a bug report, secrets masked.
+"""`mcp-inspect export FILE -o OUT`: a copy of a recording fit for a bug report, secrets masked: the recording
+itself (jsonl) or a report made from it (html: one self-contained page; md: GitHub Markdown for an issue).
 
 Export only reads and writes files: it never runs the command a recording names. The output is created
 exclusively with mode 0600, like every recording. The masking itself is inspector.recording.export's, which the
@@ -7,41 +8,56 @@ page's Export button uses too.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.redact import Rules
-from inspector.recording.export import in_selection, parse_selection, redact_recording
+from inspector.recording.export import Redacted, in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, RecordingWriter, read_recording
-from inspector.commands.common import Parser, UsageError, fail
+from inspector.recording.reports import markdown
 from inspector.recording.reports.html import render_html
-
-# --format → a renderer of the redacted recording (header, records, what was masked, the reader's notes) to text;
-# jsonl, the default, is the recording itself.
-REPORTS = {
-    "html": render_html,
-}
+from inspector.commands.common import Parser, UsageError, fail
 
 EPILOG = """\
 always masked: env values and auth headers (already "[REDACTED]" in recordings), values under keys such as
 authorization, cookie, x-api-key, api_key, password, secret, access_token; the values of --token-style options in the
 server command; bearer tokens, JWTs, sk-/ghp_/xoxb-/AKIA-style keys, and long random values after token=, key=,
 secret=, password=, also when they appear base64- or URL-encoded. What was masked is listed on stderr (never the
-secret itself). Look through the file before you share it: a scan cannot know every secret."""
+secret itself). Look through the file before you share it: a scan cannot know every secret.
+
+--format md writes GitHub Markdown to paste into an issue (at most 65,000 characters: long values are trimmed in
+the middle and calls that do not fit are counted; --seq picks them). Reports mask the whole recording, so a secret
+learned anywhere in it is masked in every part shown. --format html writes one page that opens from disk in any
+browser, with no network: the timeline with filters and search, the problems, the tool calls and restarts."""
+
+
+def _html_report(result: Redacted, notes: list[str], picked) -> str:
+    """The self-contained page of the picked records (what was masked listed with them)."""
+    masked = [{"seq": seq, "kind": f.kind, "path": f.path} for seq, f in result.findings if seq is None or picked(seq)]
+    return render_html(result.header, [r for r in result.records if picked(r["seq"])], masked, notes)
+
+
+def _markdown_report(result: Redacted, notes: list[str], picked) -> str:
+    """GitHub Markdown: the whole recording summarised, the picked calls shown."""
+    return markdown.report_for(result.header, result.records, notes, picked)
+
+
+REPORTS = {"html": _html_report, "md": _markdown_report}
+"""--format name -> render(the whole redacted recording, the reader's notes, picked(seq)) -> text."""
 
 
 def build_parser() -> Parser:
     """The parser for `export`."""
     parser = Parser(prog="mcp-inspect export", epilog=EPILOG,
-                    usage="mcp-inspect export FILE.jsonl -o OUT.jsonl [OPTIONS]",
+                    usage="mcp-inspect export FILE.jsonl -o OUT [--format {jsonl,html,md}] [OPTIONS]",
                     description="Write a copy of a recording with secrets masked, for a bug report.")
     parser.add_argument("file", metavar="FILE.jsonl", help="the recording to export")
-    parser.add_argument("-o", "--output", required=True, metavar="OUT.jsonl",
-                        help="the new file (must not exist); with a report format, - writes it on stdout")
-    parser.add_argument("--format", choices=("jsonl", *REPORTS), default="jsonl",
-                        help="jsonl (default): a recording; html: one self-contained page that opens from disk")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT",
+                        help="the new file (must not exist); - writes to stdout")
+    parser.add_argument("--format", choices=["jsonl", *REPORTS], default="jsonl",
+                        help="jsonl (default): the recording itself; html: one self-contained page that opens from disk; "
+                             "md: a Markdown report for an issue")
     parser.add_argument("--redact-key", action="append", default=[], metavar="KEY",
                         help="mask the value under this key anywhere (case-insensitive, repeatable)")
     parser.add_argument("--redact-regex", action="append", default=[], metavar="RE",
@@ -65,49 +81,38 @@ def export_main(argv: list[str]) -> int:
         return fail(f"{args.file}: not an mcp-inspect recording (no header line)")
     for problem in loaded.problems:
         fail(f"warning: {problem}")
-    chosen = [r for r in loaded.records if in_selection(r.seq, ranges)]
-    result = redact_recording(loaded.header, chosen, rules)
-    if args.format != "jsonl":
-        masked = [{"seq": seq, "kind": f.kind, "path": f.path} for seq, f in result.findings]
-        text = REPORTS[args.format](result.header, result.records, masked, loaded.problems)
-        try:
-            _write_report(args.output, text)
-        except OSError as exc:
-            return fail(f"cannot write {args.output}: {exc.strerror or exc}")
-        return _summary(args.output, result)
+    picked = lambda seq: in_selection(seq, ranges)  # noqa: E731
+    if args.format == "jsonl":
+        result = redact_recording(loaded.header, [r for r in loaded.records if picked(r.seq)], rules)
+        data = b"".join([jsonrpc.encode(result.header)] + [jsonrpc.encode(r) for r in result.records])
+        what = f"{len(result.records)} records"
+    else:
+        result = redact_recording(loaded.header, loaded.records, rules)
+        data = REPORTS[args.format](result, loaded.problems, picked).encode()
+        what = f"a {args.format} report of {sum(1 for r in result.records if picked(r['seq']))} records"
+    findings = [(seq, f) for seq, f in result.findings if seq is None or picked(seq)]
     try:
-        writer = RecordingWriter.create(Path(args.output), unique=False)
+        _write(args.output, data)
     except RecordingError as exc:
         return fail(str(exc))
-    try:
-        lines = [jsonrpc.encode(result.header)] + [jsonrpc.encode(r) for r in result.records]
-        writer.write_lines(b"".join(lines))
-    finally:
-        writer.close()
-    return _summary(args.output, result)
-
-
-def _summary(output: str, result) -> int:
-    for seq, finding in result.findings:
+    for seq, finding in findings:
         where = "header" if seq is None else f"record {seq}"
         fail(f"masked {finding.kind}: {where} {finding.path}")
-    fail(f"exported {len(result.records)} records to {output}; {len(result.findings)} values masked")
+    fail(f"exported {what} to {args.output}; {len(findings)} values masked")
     return 0
 
 
-def _write_report(output: str, text: str) -> None:
-    """A report holds the recording: created exclusively with mode 0600 like one, or written on stdout for -."""
+def _write(output: str, data: bytes) -> None:
+    """Write to stdout (-) or a new file, created exclusively with mode 0600 like every recording."""
     if output == "-":
-        sys.stdout.write(text)
+        sys.stdout.buffer.write(data)
         sys.stdout.flush()
         return
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    writer = RecordingWriter.create(Path(output), unique=False)
     try:
-        fd = os.open(output, flags, 0o600)
-    except FileExistsError:
-        raise OSError(f"{output} already exists") from None
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
+        writer.write_lines(data)
+    finally:
+        writer.close()
 
 
 if __name__ == "__main__":  # python -m inspector.commands.export

@@ -1,5 +1,5 @@
 """Recordings from the page: open one, replay one against this server, export this session, copy a request as a
-command, and send a hand-made raw line. The viewers and the replay themselves are the Sharing service's.
+command or a call as a bug report (Markdown), and send a hand-made raw line. The viewers and the replay themselves are the Sharing service's.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ from inspector.command_line import copy_as_command
 from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, read_recording
 from inspector.protocol import jsonrpc
+from inspector.recording.reports.markdown import render_call
+from inspector.recording.reports.md_summary import STDERR_KEPT
 from inspector.protocol.json import loads
 from inspector.protocol.redact import Rules
 from inspector.session.sharing import ReplayRun
@@ -63,6 +65,39 @@ def record_command(seq: int):
     # Holds server text: fetched by "Copy as command", never swapped into the page.
     response.headers["Content-Disposition"] = f'attachment; filename="record-{seq}-command.txt"'
     return response
+
+
+@bp.get("/records/<int:seq>/report.md")
+def record_report(seq: int):
+    """The Markdown of the call whose request or answer is #seq (request, answer, stderr meanwhile), masked like
+    the Export button's file: "Copy as bug report"."""
+    inspector = get_inspector()
+    store = inspector.store
+    records = _call_records(store, seq)
+    redacted = redact_recording(_current_header(store), records, Rules.build(literals=[inspector.token]))
+    text = render_call(redacted.header, redacted.records, seq) if records else None
+    if text is None:
+        abort(404, description=f"#{seq} is not part of a request and its answer")
+    response = Response(text, mimetype="text/markdown")
+    # Holds server text: fetched by "Copy as bug report", never swapped into the page.
+    response.headers["Content-Disposition"] = f'attachment; filename="call-{seq}-report.md"'
+    return response
+
+
+def _call_records(store, seq: int) -> list:
+    """The records one call's report needs: the last handshake before it, the request, the stderr written while
+    it was open (at most STDERR_KEPT) and its answer."""
+    row = store.row(seq)
+    request = row if row is not None and row.kind == "request" else store.row(row.pair_seq) if row else None
+    if request is None or request.kind != "request":
+        return []
+    end = request.pair_seq or store.last_seq + 1
+    rows = store.rows()
+    handshake = next((r for r in reversed(rows) if r.kind == "event" and r.seq < request.seq
+                      and (record := store.record(r.seq)) is not None and record.event == "handshake"), None)
+    stderr = [r for r in rows if r.kind == "stderr" and request.seq < r.seq < end][:STDERR_KEPT]
+    wanted = ([handshake] if handshake else []) + [request] + stderr + ([store.row(end)] if request.pair_seq else [])
+    return [record for r in wanted if r is not None and (record := store.record(r.seq)) is not None]
 
 
 @bp.post("/raw")
