@@ -25,30 +25,35 @@ PY = sys.executable
 HOSTILE = "<details><summary>x</summary> ``` | cell | </details> <img src=x onerror=alert(1)> **b** [l](u) \\|"
 
 
-def mcp(args: list[str], cwd, timeout: float = 120) -> subprocess.CompletedProcess:
+def mcp(args: list[str], cwd, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run `mcp-inspect ARGS` as a child process."""
     return subprocess.run([PY, "-m", "inspector.cli", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                          timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
 
 
 def test_report_of_a_real_session_masks_the_env_secret_and_keeps_its_structure(tmp_path):
     secret = "sk-proj-" + uuid.uuid4().hex + "Zz9"
-    # The server (in "stderr" mode: a stderr line per message) leaks its -e secret on stderr at start.
-    server = ["sh", "-c", f'echo "starting, key $API_KEY" >&2; exec "{PY}" "{FIXTURES / "fake_server.py"}" stderr']
+    note = "sk-proj-" + uuid.uuid4().hex + "Nn7"
+    # The server (in "stderr" mode: a stderr line per message) leaks its -e secret and an inherited value under a
+    # plain name on stderr at start. The recorder masks the -e value itself (security row 27); the other only
+    # export's scan of key shapes can recognise.
+    server = ["sh", "-c", f'echo "starting, key $API_KEY, note $PLAIN_NOTE" >&2; '
+                          f'exec "{PY}" "{FIXTURES / "fake_server.py"}" stderr']
     recording = tmp_path / "session.jsonl"
     called = mcp(["call", "--tool", "echo", "--args", json.dumps({"text": HOSTILE}), "--record", str(recording),
-                  "-e", f"API_KEY={secret}", "--", *server], tmp_path)
+                  "-e", f"API_KEY={secret}", "--", *server], tmp_path, env={"PLAIN_NOTE": note})
     assert called.returncode == 0, called.stderr
-    # The recording holds the leaked value unless the recorder masks -e values itself (issue 13): either way the
-    # report must not. test_every_slot_of_a_hand_made_recording_is_masked_in_the_report holds one that surely does.
+    recorded = recording.read_text()
+    assert secret not in recorded and note in recorded
 
     report = tmp_path / "report.md"
     result = mcp(["export", str(recording), "--format", "md", "-o", str(report)], tmp_path)
     assert result.returncode == 0, result.stderr
     text = report.read_text()
     assert stat.S_IMODE(report.stat().st_mode) == 0o600
-    assert_gone(text, secret)
-    assert_gone(result.stderr, secret)
+    for value in (secret, note):
+        assert_gone(text, value)
+        assert_gone(result.stderr, value)
     assert "masked openai-style-key" in result.stderr
     seen = check_markdown(text)
     assert seen["details"] == 3  # server/discover (refused), initialize, tools/call

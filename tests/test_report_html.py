@@ -22,6 +22,8 @@ import pytest
 from conftest import PYTHON, ROOT, fixture_command, records_in, wait_for, wait_tools_listed
 
 SECRET = "ghp_" + "Zq8Xw3Lm5Rt7Vy9Bn2Kd4Hf6Jp1Cs0Ga2Ue4Io"
+NOTE = "ghp_" + "Nt4Rk8Wq2Zx6Cv0Bm3Lp7Hj1Gf5Ds9Ka2Yu6Te"
+"""Inherited under a plain name: the recorder cannot know it is a secret, export's scan of token shapes does."""
 PAYLOAD = "<img src=x onerror=alert(1)>"
 CHILD_TIMEOUT = 90
 
@@ -71,7 +73,7 @@ def record_session(inspector_factory, tmp_path: Path) -> Path:
     """A real session: tools listed, one call whose answer leaks the secret, a restart that adds a tool."""
     starts = tmp_path / "starts"
     inspector = inspector_factory(fixture_command("report_server"), "-e", f"REPORT_SECRET={SECRET}",
-                                  env={"REPORT_STARTS": str(starts)})
+                                  env={"REPORT_STARTS": str(starts), "REPORT_NOTE": NOTE})
     wait_tools_listed(inspector)
     status, _, body = inspector.request("POST", "/tools/leak/call", body=json.dumps({"arguments": {"word": "needle"}}),
                                         headers={"Content-Type": "application/json", "Origin": inspector.origin})
@@ -88,16 +90,19 @@ def record_session(inspector_factory, tmp_path: Path) -> Path:
 def test_the_report_of_a_real_session_opens_offline_shows_everything_and_leaks_nothing(
         inspector_factory, browser, tmp_path):
     recording = record_session(inspector_factory, tmp_path)
-    assert SECRET in recording.read_text()  # the server leaked it: export must mask it
+    recorded = recording.read_text()
+    assert SECRET not in recorded  # an -e value echoed by the server is masked as it is recorded (security row 27)
+    assert NOTE in recorded  # the server leaked it, and only export's scan can tell: export must mask it
     out = tmp_path / "report.html"
     done = export_html(recording, out)
     assert done.returncode == 0, done.stderr
-    assert "masked github-token" in done.stderr and SECRET not in done.stderr
+    assert "masked github-token" in done.stderr and SECRET not in done.stderr and NOTE not in done.stderr
     html = out.read_text(encoding="utf-8")
     data = unpacked(html)
     for text in (html, data):
-        for form in (SECRET, base64.b64encode(SECRET.encode()).decode(), urllib.parse.quote(SECRET), SECRET[4:20]):
-            assert form not in text
+        for secret in (SECRET, NOTE):
+            for form in (secret, base64.b64encode(secret.encode()).decode(), urllib.parse.quote(secret), secret[4:20]):
+                assert form not in text
     assert PAYLOAD in data and "<img" not in html  # the payload travels as data, never as markup
     assert oct(out.stat().st_mode & 0o777) == "0o600"
 
