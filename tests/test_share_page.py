@@ -84,6 +84,37 @@ def test_export_masks_secrets_and_the_page_token(page_factory):
     assert inspector.request("GET", "/export?seq=x")[0] == 400
 
 
+def test_export_offers_the_html_and_markdown_reports_masked_like_the_recording(page_factory):
+    from test_report_html import unpacked
+
+    # Under a plain name the recorder cannot know it is a secret; the reports' scan of key shapes masks it.
+    leaked = "sk-proj-" + uuid.uuid4().hex + "Qq1"
+    inspector = page_factory(fixture_command("fake_server", "ok"))
+    wait_tools(inspector)
+    inspector.post("/tools/echo/call", {"arguments": json.dumps({"text": f"key {leaked}, page {inspector.token}"})})
+    answer = wait_for(lambda: next((r["seq"] for r in records_in(inspector.record) if r.get("kind") == "message"
+                                    and leaked in json.dumps(r.get("msg"))
+                                    and "result" in r["msg"]), None), 30, message="the echo answered")
+    page = inspector.request("GET", "/")[2].decode()
+    assert all(f'<option value="{kind}"' in page for kind in ("jsonl", "html", "md"))
+    status, headers, body = inspector.request("GET", "/export?format=html")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    assert re.fullmatch(r'attachment; filename=".+-report\.html"', headers["content-disposition"])
+    html = body.decode()
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+    data = unpacked(html)
+    assert '"method":"tools/call"' in data.replace(" ", "") and "[REDACTED]" in data
+    status, headers, body = inspector.request("GET", f"/export?format=md&seq={answer - 1}-{answer}")
+    assert status == 200 and headers["content-type"].startswith("text/markdown")
+    assert headers["content-disposition"].endswith('-report.md"')
+    markdown = body.decode()
+    assert "<details>" in markdown and "tools/call" in markdown and "</details>" in markdown
+    for text in (html, data, markdown):
+        for form in (leaked, base64.b64encode(leaked.encode()).decode(), inspector.token):
+            assert form not in text
+    assert inspector.request("GET", "/export?format=pdf")[0] == 400
+
+
 def test_open_an_uploaded_recording_in_a_viewer(page_factory):
     first = page_factory(fixture_command("raw_server"))
     wait_tools(first)

@@ -13,10 +13,9 @@ from pathlib import Path
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.redact import Rules
-from inspector.recording.export import Redacted, in_selection, parse_selection, redact_recording
+from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, RecordingWriter, read_recording
-from inspector.recording.reports import markdown
-from inspector.recording.reports.html import render_html
+from inspector.recording.reports.formats import REPORTS
 from inspector.commands.common import Parser, UsageError, fail
 
 EPILOG = """\
@@ -30,21 +29,6 @@ secret itself). Look through the file before you share it: a scan cannot know ev
 the middle and calls that do not fit are counted; --seq picks them). Reports mask the whole recording, so a secret
 learned anywhere in it is masked in every part shown. --format html writes one page that opens from disk in any
 browser, with no network: the timeline with filters and search, the problems, the tool calls and restarts."""
-
-
-def _html_report(result: Redacted, notes: list[str], picked) -> str:
-    """The self-contained page of the picked records (what was masked listed with them)."""
-    masked = [{"seq": seq, "kind": f.kind, "path": f.path} for seq, f in result.findings if seq is None or picked(seq)]
-    return render_html(result.header, [r for r in result.records if picked(r["seq"])], masked, notes)
-
-
-def _markdown_report(result: Redacted, notes: list[str], picked) -> str:
-    """GitHub Markdown: the whole recording summarised, the picked calls shown."""
-    return markdown.report_for(result.header, result.records, notes, picked)
-
-
-REPORTS = {"html": _html_report, "md": _markdown_report}
-"""--format name -> render(the whole redacted recording, the reader's notes, picked(seq)) -> text."""
 
 
 def build_parser() -> Parser:
@@ -88,7 +72,7 @@ def export_main(argv: list[str]) -> int:
         what = f"{len(result.records)} records"
     else:
         result = redact_recording(loaded.header, loaded.records, rules)
-        data = REPORTS[args.format](result, loaded.problems, picked).encode()
+        data = REPORTS[args.format].render(result, loaded.problems, picked).encode()
         what = f"a {args.format} report of {sum(1 for r in result.records if picked(r['seq']))} records"
     findings = [(seq, f) for seq, f in result.findings if seq is None or picked(seq)]
     try:

@@ -18,6 +18,7 @@ from inspector.command_line import copy_as_command
 from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingError, read_recording
 from inspector.protocol import jsonrpc
+from inspector.recording.reports.formats import REPORTS
 from inspector.recording.reports.markdown import render_call
 from inspector.recording.reports.md_summary import STDERR_KEPT
 from inspector.protocol.json import loads
@@ -116,23 +117,36 @@ def send_raw():
 
 @bp.get("/export")
 def export():
+    """This session, masked, as a download: the recording itself (jsonl) or a report made from it (html, md)."""
     inspector = get_inspector()
+    kind = request.args.get("format") or "jsonl"
+    if kind != "jsonl" and kind not in REPORTS:
+        abort(400, description=f"no export format {kind!r}: jsonl, {', '.join(REPORTS)}")
     try:
         selection = parse_selection(request.args["seq"]) if request.args.get("seq") else None
     except ValueError as exc:
         abort(400, description=str(exc).replace("--seq", "rows"))
     store = inspector.store
-    records = [store.record(row.seq) for row in store.rows() if in_selection(row.seq, selection)]
-    header = _current_header(store)
+    picked = lambda seq: in_selection(seq, selection)  # noqa: E731
+    # A report summarises the whole session and shows the picked rows; the jsonl copy holds the picked rows only.
+    rows = [row.seq for row in store.rows() if kind != "jsonl" or picked(row.seq)]
+    records = [record for record in map(store.record, rows) if record is not None]
     rules = Rules.build(literals=[inspector.token])
-    redacted = redact_recording(header, [r for r in records if r is not None], rules)
-    # The same line encoding as the recording itself (C1 controls escaped, so `cat` on the export is safe too).
-    lines = [jsonrpc.encode(redacted.header)] if redacted.header else []
-    lines += [jsonrpc.encode(r) for r in redacted.records]
-    name = (store.writer.path.stem if store.writer.path else "session") + "-export.jsonl"
-    response = Response(b"".join(lines), mimetype="application/x-ndjson")
+    redacted = redact_recording(_current_header(store), records, rules)
+    stem = store.writer.path.stem if store.writer.path else "session"
+    if kind == "jsonl":
+        # The same line encoding as the recording itself (C1 controls escaped, so `cat` on the export is safe too).
+        lines = [jsonrpc.encode(redacted.header)] if redacted.header else []
+        lines += [jsonrpc.encode(r) for r in redacted.records]
+        response = Response(b"".join(lines), mimetype="application/x-ndjson")
+        name = f"{stem}-export.jsonl"
+    else:
+        report = REPORTS[kind]
+        response = Response(report.render(redacted, [], picked), mimetype=report.mimetype)
+        name = f"{stem}-report{report.suffix}"
+    # An attachment: the browser saves it, and the page's htmx never swaps it in (a report is server text).
     response.headers["Content-Disposition"] = f'attachment; filename="{name}"'
-    response.headers["X-Redacted"] = str(len(redacted.findings))
+    response.headers["X-Redacted"] = str(sum(1 for seq, _ in redacted.findings if seq is None or picked(seq)))
     return response
 
 
