@@ -356,23 +356,50 @@ def free_port() -> int:
 
 def start_http_fixture(name: str, transport: str, log: Path, port: int | None = None) -> tuple[subprocess.Popen, int]:
     """Run tests/fixtures/<name>.py --transport T --port N in its own process group; wait until it listens."""
-    import socket
-
     port = port or free_port()
     with open(log, "ab") as stderr:
         proc = subprocess.Popen([PYTHON, str(FIXTURES / f"{name}.py"), "--transport", transport, "--port", str(port)],
                                 stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-    deadline = time.monotonic() + 20
+    return proc, _wait_listening(proc, port, name, log)
+
+
+def _wait_listening(proc: subprocess.Popen, port: int, name: str, log: Path) -> int:
+    """Wait (up to 60 s: a loaded machine starts servers slowly) until proc listens on port."""
+    import socket
+
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             pytest.fail(f"{name} died: {log.read_text()[-2000:]}")
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return proc, port
+            return port
         except OSError:
             time.sleep(0.05)
     stop_process_group(proc)
     pytest.fail(f"{name} did not listen on {port}: {log.read_text()[-2000:]}")
+
+
+EVERYTHING = Path(__file__).resolve().parent / "node_modules" / ".bin" / "mcp-server-everything"
+"""The reference TypeScript server (npm @modelcontextprotocol/server-everything, pinned in tests/package.json)."""
+needs_everything = pytest.mark.skipif(
+    not EVERYTHING.exists(), reason="the reference server-everything is not installed: run `npm ci --prefix tests` "
+                                    "(CI does, in .ci/run)")
+
+
+def everything_command() -> list[str]:
+    """server-everything over stdio."""
+    return [str(EVERYTHING), "stdio"]
+
+
+def start_everything(transport: str, log: Path) -> tuple[subprocess.Popen, str]:
+    """server-everything over HTTP (`streamableHttp` or `sse`) on a free port, in its own process group; its URL."""
+    port = free_port()
+    with open(log, "ab") as stderr:
+        proc = subprocess.Popen([str(EVERYTHING), transport], env={**os.environ, "PORT": str(port)},
+                                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+    _wait_listening(proc, port, f"server-everything {transport}", log)
+    return proc, f"http://127.0.0.1:{port}/" + ("mcp" if transport == "streamableHttp" else "sse")
 
 
 def stop_process_group(proc: subprocess.Popen) -> None:
