@@ -197,6 +197,17 @@ def test_a_crash_loop_stops_restarting():
     assert restarts == ["crash"] * 5 and session.events == ["crash-loop"]
 
 
+def test_a_crash_restart_asked_for_before_the_loop_but_run_after_it_is_not_made():
+    # The exit hook starts crash restarts on threads; on a busy machine such a thread can run after a later exit has
+    # already called the crash loop. It must then do nothing (no restart event, no stop, no start).
+    session = FakeSession()
+    session.stop = session.start = lambda *args, **kwargs: pytest.fail("a crash restart ran during a crash loop")
+    restarter = Restarter(session, restart_on_crash=True)
+    restarter.crash_looping = True
+    restarter.restart("crash")
+    assert session.events == []
+
+
 def test_list_changed_relists_and_diffs_without_a_restart(inspector_factory, project):
     inspector = start(inspector_factory, project, "--no-watch")
     inspector.post("/tools/grow/call", {"arguments": "{}"})

@@ -63,6 +63,10 @@ class Restarter:
                 # A change or a click is a new chance: a crash loop stops only restarts that crashes cause.
                 self.crash_loop.reset()
                 self.crash_looping = False
+            elif self.crash_looping:
+                # Asked for by an exit that came before the loop was seen, but run after it (threads, a busy
+                # machine): the loop stands, so this restart is not made.
+                return
             before = self._snapshot
             self.session.event("restart", {"reason": reason, "paths": list(paths)})
             self.session.stop(reason=f"restart: {reason}", stdin_grace=RESTART_STDIN_GRACE,
