@@ -66,7 +66,10 @@ def test_copy_as_bug_report_puts_the_calls_markdown_on_the_clipboard(browser, in
         page.get_by_role("button", name="Call", exact=True).click()
         page.locator(".call.state-result").wait_for()
         page.locator(".call-head").get_by_role("button", name="Copy as bug report").click()
-        page.locator(".call-head").get_by_role("button", name="Copied").wait_for()
+        # Wait on the clipboard itself: a push may re-render the call card (and its button's "Copied" label)
+        # while the report is fetched.
+        page.wait_for_function("async () => (await navigator.clipboard.readText()).includes('</details>')",
+                               timeout=60000)
         text = page.evaluate("() => navigator.clipboard.readText()")
         assert check_markdown(text)["details"] == 1
         assert "| server | fake-ok |" in text
