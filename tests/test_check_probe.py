@@ -155,3 +155,11 @@ def test_server_everything_over_stdio_passes_and_only_read_only_tools_are_called
               if r.get("dir") == "to_server" and r["msg"].get("method") == "tools/call"]
     assert called and set(called) <= read_only, called
     assert {p["tool"] for p in out["summary"]["probes"] if p["called"]} == set(called)
+
+
+def test_rows_are_explained_when_no_recording_is_written(tmp_path):
+    server = fixture_command("mistakes_server", "prints-stdout")
+    unrecorded = run_check("--timeout", "60", "--", *server)
+    assert unrecorded.returncode == 1 and "rows are numbered as in the recording --record PATH" in unrecorded.stdout
+    recorded = run_check("--timeout", "60", "--record", str(tmp_path / "c.jsonl"), "--", *server)
+    assert recorded.returncode == 1 and "rows are numbered" not in recorded.stdout
