@@ -43,7 +43,8 @@ what check sends: the handshake (server/discover, then initialize if the server 
 offers it, all pages), then the probe: tools/call without arguments, once per tool that has required arguments
 and is annotated readOnlyHint: true (a good server refuses the call). A tool annotated destructiveHint: true, or
 not annotated read-only, is never called unless you name it with --probe-tool NAME or pass --probe-all; the
-report lists every tool, called or not, and why. Nothing else is called.
+report lists every tool, called or not, and why. Besides these it sends only notifications/initialized,
+notifications/cancelled for a request that timed out, and answers to the server's own requests.
 
 examples:
   mcp-inspect check -- python server.py
