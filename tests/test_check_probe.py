@@ -94,9 +94,10 @@ def test_help_says_what_check_sends():
 
 def test_a_server_that_ignores_ping_is_still_reviewed_and_probed(tmp_path):
     calls = tmp_path / "calls.log"
-    # --protocol legacy: the era probe would wait on this silent server too; ping's own 8 s is what is under test.
+    # --protocol legacy: the era probe would wait on this silent server too; ping's own 15 s is what is under test
+    # (long enough for a loaded machine to start the server and list its tools).
     code, out, records = check_json(tmp_path, fixture_command("probe_server", str(calls), "silent"),
-                                    "--protocol", "legacy", "--timeout", "8")
+                                    "--protocol", "legacy", "--timeout", "15")
     assert out["summary"]["error"] is None, out["summary"]
     rules = {w["rule"] for w in out["warnings"]}
     assert rules == {"no-answer-silent"}, out["warnings"]
