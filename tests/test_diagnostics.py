@@ -316,6 +316,8 @@ GOOD = {"name": "word_count", "description": "Count the words in a text. Returns
 
 def tool(**changes):
     out = json.loads(json.dumps(GOOD))
+    if "name" in changes and "description" not in changes:  # two tools alike in all but name: not the same text
+        out["description"] = f"Count the words in a text ({changes['name']}). Returns the number of words."
     out.update(changes)
     return out
 

@@ -15,7 +15,9 @@ from typing import Any
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.diagnostics import ProtocolChecker, review_tools, summarize
-from inspector.protocol.diagnostics.rules import Advice, Warning, advice, warning
+from inspector.protocol.diagnostics.rules import Advice, Warning
+from inspector.protocol.tool_probes import plan_probes, unknown_names
+from inspector.commands.check_probe import ToolProber, error_text, probe_summary
 from inspector.client.connect import Connection
 from inspector.client.targets import StdioTarget
 from inspector.client.handshake import ConnectFailed, connect_headless
@@ -36,9 +38,18 @@ LISTS = (("tools", "tools/list", "tools"), ("resources", "resources/list", "reso
          ("resources", "resources/templates/list", "resourceTemplates"), ("prompts", "prompts/list", "prompts"))
 
 EPILOG = """\
+what check sends: the handshake (server/discover, then initialize if the server is of the handshake era), ping
+(handshake era only), tools/list, resources/list, resources/templates/list and prompts/list (each when the server
+offers it, all pages), then the probe: tools/call without arguments, once per tool that has required arguments
+and is annotated readOnlyHint: true (a good server refuses the call). A tool annotated destructiveHint: true, or
+not annotated read-only, is never called unless you name it with --probe-tool NAME or pass --probe-all; the
+report lists every tool, called or not, and why. Besides these it sends only notifications/initialized,
+notifications/cancelled for a request that timed out, and answers to the server's own requests.
+
 examples:
   mcp-inspect check -- python server.py
   mcp-inspect check --json --rules rules.json -- npx -y my-server
+  mcp-inspect check --probe-tool lookup_order -- python server.py
 
 exit status: 0 no protocol warning (description advice never changes it), 1 protocol warning(s), 2 could not run.
 --rules FILE is JSON {"disable": ["param-no-example", ...]}; every rule id is explained in docs/rules.md."""
@@ -61,6 +72,10 @@ class CheckArgs:
     http: Any = None
     """connect.HttpTarget for --url, else None (the command after --)."""
     probe_timeout: float = PROBE_SECONDS
+    probe_tools: tuple[str, ...] = ()
+    """--probe-tool NAME values: probe exactly these tools."""
+    probe_all: bool = False
+    """--probe-all: probe every tool with required arguments, destructive ones included."""
 
 
 @dataclass
@@ -75,6 +90,8 @@ class Report:
     tools: list[dict] = field(default_factory=list)
     counts: dict = field(default_factory=dict)
     probe: str = "not run"
+    probes: list[dict] = field(default_factory=list)
+    """One entry per tool: called (with its outcome) or not (with the reason)."""
     notes: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the check could not finish, or None."""
@@ -87,6 +104,7 @@ class Report:
     def to_json(self) -> dict:
         """The `--json` document."""
         summary = {"server": self.server, "protocolVersion": self.version, "era": self.era, **self.counts, "probe": self.probe,
+                   "probes": self.probes,
                    "warnings": len(self.warnings), "review": summarize(self.tools, self.advice),
                    "notes": self.notes, "error": self.error, "exit": self.exit_code}
         return {"warnings": [w.to_dict() for w in self.warnings], "advice": [a.to_dict() for a in self.advice],
@@ -135,6 +153,12 @@ def build_parser() -> Parser:
     add_server_options(parser)
     add_protocol_options(parser, timeout_help="seconds to wait for each answer", timeout_default=DEFAULT_CHECK_TIMEOUT)
     add_http_options(parser)
+    probing = parser.add_mutually_exclusive_group()
+    probing.add_argument("--probe-tool", action="append", default=[], metavar="NAME",
+                         help="probe exactly this tool (repeatable), whatever its annotations, instead of the "
+                              "tools annotated readOnlyHint: true")
+    probing.add_argument("--probe-all", action="store_true",
+                         help="probe every tool with required arguments, destructive ones included")
     return parser
 
 
@@ -147,7 +171,8 @@ def parse_check(argv: list[str]) -> CheckArgs:
         raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py) or --url")
     return CheckArgs(command=command, json=args.json, disabled=disabled_rules(args.rules), timeout=args.timeout,
                      record=args.record, env=tuple(args.env), cwd=args.cwd, protocol=args.protocol,
-                     probe_timeout=args.probe_timeout, http=http)
+                     probe_timeout=args.probe_timeout, http=http, probe_tools=tuple(args.probe_tool),
+                     probe_all=args.probe_all)
 
 
 class Checker:
@@ -192,9 +217,7 @@ class Checker:
         report.version, report.server, report.era = connected.version, connected.server_info, connected.era
         capabilities = connected.capabilities
         if connected.era == "legacy":  # 2026-07-28 removed ping
-            ping = self.request("ping")
-            if "error" in ping:
-                report.notes.append(f"ping answered with an error: {_error_text(ping['error'])}")
+            self._ping()
         lists: dict[str, list] = {}
         for capability, method, key in LISTS:
             if capability in capabilities:
@@ -204,6 +227,18 @@ class Checker:
         report.advice = review_tools(report.tools, self.args.disabled)
         self._probe()
 
+    def _ping(self) -> None:
+        """Ping; a server that ignores it is a finding (the silence rule says so), not the end of the review."""
+        try:
+            ping = self.request("ping")
+        except RequestFailed as exc:
+            if exc.reason != "timeout":
+                raise
+            self.report.notes.append(f"ping got no answer within {self.args.timeout:g} s; the check went on")
+            return
+        if "error" in ping:
+            self.report.notes.append(f"ping answered with an error: {error_text(ping['error'])}")
+
     def _list_all(self, method: str, key: str) -> list:
         items: list = []
         cursor: str | None = None
@@ -212,7 +247,7 @@ class Checker:
             response = self.request(method, {"cursor": cursor} if cursor else None)
             result = response.get("result")
             if "error" in response or not isinstance(result, dict):
-                self.report.notes.append(f"{method} failed: {_error_text(response.get('error'))}")
+                self.report.notes.append(f"{method} failed: {error_text(response.get('error'))}")
                 return items
             if isinstance(result.get(key), list):
                 items.extend(result[key])
@@ -227,49 +262,20 @@ class Checker:
         return items
 
     def _probe(self) -> None:
-        report = self.report
-        tool = next((t for t in report.tools if isinstance(t.get("inputSchema"), dict)
-                     and t["inputSchema"].get("required") and isinstance(t.get("name"), str)), None)
-        if tool is None:
-            report.probe = "skipped: no tool has required arguments"
+        report, args = self.report, self.args
+        missing = unknown_names(report.tools, args.probe_tools)
+        if missing:
+            report.error = "--probe-tool: the server has no tool named " + ", ".join(map(repr, missing))
             return
-        name = tool["name"]
-        pending = self.client.request("tools/call", {"name": name, "arguments": {}})
-        try:
-            response = pending.answer()
-        except RequestFailed as exc:
-            seq = self.sink.request_seq.get(jsonrpc.id_key(pending.id) or "", 0)
-            if exc.reason == "timeout":
-                report.probe = f"{name} without arguments: no answer within {self.args.timeout:g} s"
-                if not any(w.seq == seq for w in self.sink.found):  # the silence rule may already say why
-                    self.sink.report([warning("probe-hang", seq, f"tools/call {name} without its required "
-                                              f"arguments got no answer within {self.args.timeout:g} s")])
-            else:
-                report.probe = f"{name} without arguments: the server exited"
-                self.sink.report([warning("probe-crash", seq, f"the server exited after tools/call {name} "
-                                          "without its required arguments")])
-            return
-        result = response.get("result")
-        if "error" in response:
-            report.probe = f"{name} without arguments: JSON-RPC error {_error_text(response['error'])} (good)"
-        elif isinstance(result, dict) and result.get("isError") is True:
-            report.probe = f"{name} without arguments: an isError result (good)"
-        else:
-            report.probe = f"{name} without arguments: a success result"
-            if "probe-accepted-missing-args" not in self.args.disabled:
-                report.advice.append(advice("probe-accepted-missing-args", name,
-                                            "called without its required arguments, it returned a success "
-                                            "result"))
+        prober = ToolProber(self.client, self.sink.request_seq, lambda: self.sink.found, self.sink.report,
+                            args.timeout, args.disabled)
+        report.probes = prober.run(plan_probes(report.tools, args.probe_tools, args.probe_all))
+        report.probe = probe_summary(report.probes)
+        report.advice.extend(prober.advice)
 
 
-def _error_text(error: Any) -> str:
-    if isinstance(error, dict):
-        return f"{error.get('message', 'error')} (code {error.get('code')})"
-    return "no result" if error is None else str(error)
-
-
-def render(report: Report) -> str:
-    """The human-readable report."""
+def render(report: Report, recorded: bool = False) -> str:
+    """The human-readable report; `recorded`: --record was given, so its row numbers can be looked up."""
     t = terminal_text
     lines = []
     server = report.server
@@ -282,7 +288,9 @@ def render(report: Report) -> str:
         for w in report.warnings:
             lines.append(f"  row {w.seq}  [{w.rule}] {t(w.text)}")
             lines.append(f"           fix: {w.fix}")
-    else:
+        if not recorded:
+            lines.append("  (rows are numbered as in the recording --record PATH would write)")
+    elif not report.error:  # "no warnings" before "could not finish" would claim a review that did not happen
         lines.append("\nNo protocol warnings.")
     if report.advice:
         lines.append(f"\nAdvice on tool descriptions ({len(report.advice)}; does not change the exit code):")
@@ -296,12 +304,22 @@ def render(report: Report) -> str:
                 lines.append(f"        fix: {item.fix}")
     elif report.tools:
         lines.append("\nNo advice on tool descriptions.")
-    lines.append(f"\nProbe: {t(report.probe)}")
+    lines.extend(_probe_lines(report))
     for note in report.notes:
         lines.append(f"Note: {t(note)}")
     if report.error:
         lines.append(f"Could not finish: {t(report.error)}")
     return "\n".join(lines) + "\n"
+
+
+def _probe_lines(report: Report) -> list[str]:
+    t = terminal_text
+    if not report.probes:
+        return [] if report.probe == "not run" else [f"\nProbe: {t(report.probe)}"]
+    lines = ["\nProbe (tools/call without its required arguments; a good server refuses it):"]
+    lines += [f"  {t(e['outcome'])}" for e in report.probes if e["called"]]
+    lines += [f"  {t(e['tool'])}: not called: {t(e['reason'])}" for e in report.probes if not e["called"]]
+    return lines
 
 
 def check_main(argv: list[str]) -> int:
@@ -333,7 +351,7 @@ def check_main(argv: list[str]) -> int:
     if report.error and connection.exit_info is not None and connection.exit_info.stderr_tail:
         tail = [line for line in connection.exit_info.stderr_tail if line.strip()][-5:]
         report.notes.append("the server's last stderr lines: " + " | ".join(tail))
-    write_stdout(dumps(report.to_json()) + "\n" if args.json else render(report))
+    write_stdout(dumps(report.to_json()) + "\n" if args.json else render(report, args.record is not None))
     if report.error and not report.warnings:
         fail(report.error)
     return report.exit_code

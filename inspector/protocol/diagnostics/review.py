@@ -59,6 +59,11 @@ def near_duplicate(a: str, b: str) -> str:
     return ""
 
 
+def same_text_key(description: Any) -> str:
+    """A description as compared for duplicates: case and runs of white space do not count; "" for none."""
+    return " ".join(description.split()).casefold() if isinstance(description, str) else ""
+
+
 def _resolve(schema: dict, prop: Any) -> dict:
     """A property schema, with a local $ref's target merged under it (the property's own keywords win)."""
     if not isinstance(prop, dict):
@@ -146,6 +151,7 @@ def review_tools(tools: list[dict], disabled: Iterable[str] = ()) -> list[Advice
         out.append(advice("too-many-tools", None, f"{len(tools)} tools on one server (more than {MAX_TOOLS}): "
                           "models choose less reliably among many tools"))
     seen: list[str] = []
+    described: dict[str, str] = {}  # a normalized description -> the first tool that has it
     for tool in tools:
         name = tool.get("name") if isinstance(tool.get("name"), str) else ""
         for earlier in seen:
@@ -155,6 +161,12 @@ def review_tools(tools: list[dict], disabled: Iterable[str] = ()) -> list[Advice
                                   "call the wrong one"))
                 break
         seen.append(name)
+        text = same_text_key(tool.get("description"))
+        if text and text in described:
+            out.append(advice("duplicate-description", name, f"{name!r} has the same description as "
+                              f"{described[text]!r}; a model cannot tell them apart"))
+        elif text:
+            described[text] = name
         out.extend(review_tool(tool))
     return [a for a in out if a.rule not in off]
 

@@ -44,6 +44,8 @@ RULES: dict[str, tuple[str, str]] = {
                               "exiting."),
     # -- advice: the tool descriptions a model reads (never changes the exit code) ---------------------------
     "duplicate-name": (ADVICE, "Merge the two tools, or rename one so the names say how they differ."),
+    "duplicate-description": (ADVICE, "Say in each description what sets the tool apart from the other one, or "
+                                      "merge the two tools."),
     "name-format": (ADVICE, "Use 1 to 128 characters from A-Z a-z 0-9 _ . - in tool names."),
     "short-description": (ADVICE, "Write at least a sentence: what the tool does, what it returns, and when "
                                   "to use it."),
