@@ -61,3 +61,79 @@ def test_a_blank_line_or_a_bom_is_not_damage_to_view_replay_or_export(raw_record
     replayed = mcp(["replay", str(path), "--", *fixture_command("raw_server")], tmp_path)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     assert "warning" not in replayed.stderr and "damaged" not in replayed.stderr
+
+
+# -- exit 2 when the replay could not run, with a JSON report too -----------------------------------------------------
+
+def test_a_server_that_does_not_start_is_exit_2_not_a_difference(raw_recording, tmp_path):
+    result = mcp(["replay", str(raw_recording), "--", PY, str(tmp_path / "nonexistent.py")], tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "replay could not run: the server did not answer initialize" in result.stderr
+    assert "exited with code 2" in result.stderr and "Traceback" not in result.stderr
+    as_json = mcp(["replay", str(raw_recording), "--json", "--", PY, str(tmp_path / "nonexistent.py")], tmp_path)
+    assert as_json.returncode == 2
+    report = json.loads(as_json.stdout)
+    assert report["summary"]["exit"] == 2 and "did not answer initialize" in report["summary"]["error"]
+    assert report["steps"][0]["method"] == "initialize" and report["steps"][0]["status"] == "missing"
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--", "mcp-inspect-no-such-command"], "mcp-inspect-no-such-command"),
+    (["--ignore", "$..[", "--", "x"], "not a JSONPath"),
+])
+def test_json_gets_a_report_whenever_replay_exits_2(raw_recording, tmp_path, argv, words):
+    result = mcp(["replay", str(raw_recording), "--json", *argv], tmp_path)
+    assert result.returncode == 2 and words in result.stderr, result.stderr
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["exit"] == 2 and words in summary["error"]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    result = mcp(["replay", str(empty), "--json", "--", "x"], tmp_path)
+    assert result.returncode == 2 and "not an mcp-inspect recording" in json.loads(result.stdout)["summary"]["error"]
+
+
+@pytest.fixture
+def refusing_server():
+    """An HTTP server that answers 401 to everything, as a server does to a client without its token."""
+    import http.server
+    import threading
+
+    class Refuse(http.server.BaseHTTPRequestHandler):
+        def _refuse(self):
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = b'{"error": "invalid_token"}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("WWW-Authenticate", 'Bearer realm="mcp"')
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = do_DELETE = _refuse
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_401_for_a_missing_header_is_exit_2_with_a_warning_about_the_recorded_header(tmp_path, refusing_server):
+    from conftest import start_http_fixture, stop_process_group
+
+    proc, port = start_http_fixture("http_sdk_server", "streamable-http", tmp_path / "server.log")
+    try:
+        recording = tmp_path / "http_call.jsonl"
+        made = mcp(["call", "tools/list", "--record", str(recording), "--url", f"http://127.0.0.1:{port}/mcp",
+                    "-H", "Authorization: Bearer sk-test-token"], tmp_path)
+        assert made.returncode == 0, made.stderr
+    finally:
+        stop_process_group(proc)
+    result = mcp(["replay", str(recording), "--json", "--timeout", "60", "--url", refusing_server], tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "warning: the recording was made with -H Authorization; not given here" in result.stderr
+    summary = json.loads(result.stdout)["summary"]
+    assert summary["exit"] == 2 and "401" in summary["error"]

@@ -62,17 +62,24 @@ class ReplayReport:
     steps: list[Step]
     command: list[str]
     warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    """Why the replay could not run (the server never answered its first request), or None."""
 
     def summary(self) -> dict:
         """Counts per status."""
         counts = {status: sum(1 for s in self.steps if s.status == status) for status in STATUSES}
         return {"steps": len(self.steps), **counts, "ok": self.ok, "command": mask_argv(self.command)[0],
-                "warnings": self.warnings}
+                "warnings": self.warnings, "error": self.error, "exit": self.exit_code}
 
     @property
     def ok(self) -> bool:
         """Every step the same."""
-        return all(step.status == SAME for step in self.steps)
+        return self.error is None and all(step.status == SAME for step in self.steps)
+
+    @property
+    def exit_code(self) -> int:
+        """0 every step the same, 1 a real difference, 2 the replay could not run."""
+        return 2 if self.error is not None else (0 if self.ok else 1)
 
     def to_dict(self) -> dict:
         """The --json document."""
@@ -113,15 +120,27 @@ class Replayer:
             raise ReplayError("the recording has no client→server traffic to replay")
         own_store = self.store is None
         store = self.store or open_sink(None, self.command, self.cwd)
+        error = None
         try:
             for number, segment in enumerate(segments):
                 if self._cancelled.is_set():
                     break
                 self._run_segment(store, segment, first=number == 0)
+                if number == 0 and (error := self._handshake_failure()):
+                    break  # nothing later can be judged against a server that never answered
         finally:
             if own_store:
                 close_sink(store)
-        return ReplayReport(steps=self.steps, command=self.command)
+        return ReplayReport(steps=self.steps, command=self.command, error=error)
+
+    def _handshake_failure(self) -> str | None:
+        """Why the server never answered the first request (it did not start, or refused us: a 401), or None.
+
+        That is a broken setup, not a difference in the server: the replay could not run (exit 2)."""
+        first = next((s for s in self.steps if s.direction == TO_SERVER), None)
+        if first is None or first.status != MISSING:
+            return None
+        return f"the server did not answer {first.method}: {first.note or 'no answer'}"
 
     def _new_step(self, method: str, direction: str, seq: int | None, label: str = "") -> Step:
         with self._lock:
