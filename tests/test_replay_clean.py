@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, fixture_command, records_in, start_inspector, wait_for
+from conftest import (
+    ROOT, fixture_command, needs_everything, records_in, start_everything, start_inspector, stop_process_group, wait_for,
+)
 
 PY = sys.executable
 
@@ -22,20 +24,24 @@ def mcp(args: list[str], cwd, timeout: float = 90) -> subprocess.CompletedProces
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
-@pytest.fixture(scope="module")
-def raw_recording(tmp_path_factory) -> Path:
-    """A session of the raw fixture server recorded by the real inspector, with one tool call made from the page."""
-    base = tmp_path_factory.mktemp("raw")
-    inspector = start_inspector(base, fixture_command("raw_server"))
+def page_recording(base: Path, server_argv: list[str], *options: str) -> Path:
+    """A page session recorded by the real inspector: the handshake, the lists, one echo call from the page, stop."""
+    inspector = start_inspector(base, server_argv, *options)
     try:
-        wait_for(lambda: inspector.post("/tools/echo/call", {"arguments": '{"text":"x"}'})[0] == 200, 30,
-                 message="the echo tool listed")
+        wait_for(lambda: inspector.post("/tools/echo/call", {"arguments": '{"message":"hi","text":"hi"}'})[0] == 200,
+                 60, message="the echo tool listed")
         wait_for(lambda: any(r.get("kind") == "message" and r["dir"] == "from_server" and
                              "content" in (r["msg"].get("result") or {}) for r in records_in(inspector.record)),
-                 30, message="the call's result")
+                 60, message="the call's result")
     finally:
         inspector.stop()
     return inspector.record
+
+
+@pytest.fixture(scope="module")
+def raw_recording(tmp_path_factory) -> Path:
+    """A page session of the raw fixture server recorded by the real inspector."""
+    return page_recording(tmp_path_factory.mktemp("raw"), fixture_command("raw_server"))
 
 
 # -- a file an editor touched is not damaged -------------------------------------------------------------------------
@@ -122,7 +128,7 @@ def refusing_server():
 
 
 def test_a_401_for_a_missing_header_is_exit_2_with_a_warning_about_the_recorded_header(tmp_path, refusing_server):
-    from conftest import start_http_fixture, stop_process_group
+    from conftest import start_http_fixture
 
     proc, port = start_http_fixture("http_sdk_server", "streamable-http", tmp_path / "server.log")
     try:
@@ -137,3 +143,35 @@ def test_a_401_for_a_missing_header_is_exit_2_with_a_warning_about_the_recorded_
     assert "warning: the recording was made with -H Authorization; not given here" in result.stderr
     summary = json.loads(result.stdout)["summary"]
     assert summary["exit"] == 2 and "401" in summary["error"]
+
+
+# -- the page's own long-lived stream is replayed as a stream -------------------------------------------------------
+
+def test_a_page_recording_of_a_2026_07_28_server_replays_clean_with_its_listen_stream(tmp_path):
+    recording = page_recording(tmp_path, fixture_command("sdk_server"))
+    methods = [r["msg"].get("method") for r in records_in(recording) if r.get("dir") == "to_server"]
+    assert "subscriptions/listen" in methods and "initialize" not in methods  # the modern era's own stream
+    result = mcp(["replay", str(recording), "--json", "--", *fixture_command("sdk_server")], tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    steps = json.loads(result.stdout)["steps"]
+    listen = next(s for s in steps if s["method"] == "subscriptions/listen")
+    assert listen["status"] == "same" and listen["note"] == "the stream was opened", listen
+    assert {s["status"] for s in steps} == {"same"} and any(s["method"] == "tools/call" for s in steps)
+
+
+# -- requests the server makes unprompted, on the HTTP GET stream ---------------------------------------------------
+
+@needs_everything
+def test_an_http_page_recording_of_server_everything_replays_clean_with_its_roots_request(tmp_path):
+    proc, url = start_everything("streamableHttp", tmp_path / "everything.log")
+    try:
+        recording = page_recording(tmp_path, [], "--url", url)
+        asked = [r for r in records_in(recording) if r.get("dir") == "from_server" and
+                 r.get("msg", {}).get("method") == "roots/list"]
+        assert asked, "server-everything asked no roots/list while recording"
+        result = mcp(["replay", str(recording), "--json", "--url", url], tmp_path)
+    finally:
+        stop_process_group(proc)
+    assert result.returncode == 0, result.stdout + result.stderr
+    steps = json.loads(result.stdout)["steps"]
+    assert ("roots/list", "from_server", "same") in [(s["method"], s["direction"], s["status"]) for s in steps]
