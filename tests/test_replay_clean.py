@@ -175,3 +175,19 @@ def test_an_http_page_recording_of_server_everything_replays_clean_with_its_root
     assert result.returncode == 0, result.stdout + result.stderr
     steps = json.loads(result.stdout)["steps"]
     assert ("roots/list", "from_server", "same") in [(s["method"], s["direction"], s["status"]) for s in steps]
+
+
+# -- masked values are not differences, and the live value is not printed ------------------------------------------
+
+def test_a_masked_export_replays_clean_and_never_prints_the_masked_value(raw_recording, tmp_path):
+    exported = tmp_path / "masked.jsonl"
+    made = mcp(["export", str(raw_recording), "-o", str(exported), "--redact-regex", "raw-ser"], tmp_path)
+    assert made.returncode == 0, made.stderr
+    assert "raw-ser" not in exported.read_text() and '"[REDACTED]ver"' in exported.read_text()
+    result = mcp(["replay", str(exported), "--", *fixture_command("raw_server")], tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "raw-ser" not in result.stdout
+    changed = tmp_path / "changed.py"  # the masked text around the value still counts
+    changed.write_text((ROOT / "tests" / "fixtures" / "raw_server.py").read_text().replace('"raw-server"', '"raw-serv"'))
+    result = mcp(["replay", str(exported), "--json", "--", PY, str(changed)], tmp_path)
+    assert result.returncode == 1 and '"[REDACTED]ver"' in result.stdout
