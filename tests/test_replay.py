@@ -205,7 +205,7 @@ def test_the_recorded_command_runs_only_with_consent_and_is_shown_first(tmp_path
     assert exported.returncode == 0 and not sentinel.exists()
     consented = mcp(["replay", str(recording), "--run-recorded-command", "--timeout", "2"], tmp_path)
     assert f"mcp-inspect: running the recorded command: touch {sentinel}" in consented.stderr
-    assert sentinel.exists() and consented.returncode == 1  # touch is no MCP server: every answer is missing
+    assert sentinel.exists() and consented.returncode == 2  # touch is no MCP server: the replay could not run
 
 
 @pytest.mark.parametrize("content, words", [

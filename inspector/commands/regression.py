@@ -145,9 +145,11 @@ def replay_verdict(path: str | os.PathLike, settings: Settings, *, command: Iter
         if step.status != SAME:
             lines += format_step(step)
     lines.append(summary_line(report))
+    if report.error is not None:
+        lines.append(terminal_text(f"replay could not run: {report.error}"))
     if any(step.status not in (SAME, DIFFERENT) for step in report.steps):
         lines += _tail(stderr)  # an answer went missing: the server's last words usually say why
-    return Verdict(0 if report.ok else 1, "\n".join(lines), report)
+    return Verdict(report.exit_code, "\n".join(lines), report)
 
 
 def _tail(stderr: Iterable[str]) -> list[str]:

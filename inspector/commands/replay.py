@@ -35,7 +35,8 @@ ignored by default (--no-default-ignores to compare them too):
 --ignore takes a JSONPath (jsonpath-ng syntax) on each JSON-RPC message, e.g. $..timestamp or
 $.result.content[*].text; the paths in a report can be pasted as they are.
 
-exit status: 0 every step the same, 1 something differs, 2 the replay could not run."""
+exit status: 0 every step the same, 1 something differs, 2 the replay could not run (a bad file or option, or
+the server did not start or never answered its first request, e.g. a 401 for a missing -H header)."""
 
 
 def build_parser() -> Parser:
@@ -81,6 +82,24 @@ def missing_env(loaded: Loaded, env: dict[str, str]) -> list[str]:
     return [k for k in (loaded.header.get("env") or {}) if isinstance(k, str) and k not in env]
 
 
+def missing_headers(loaded: Loaded, http) -> list[str]:
+    """The -H names the recording was made with that this run does not send (a server may refuse us: 401)."""
+    target = loaded.header.get("target") if isinstance(loaded.header.get("target"), dict) else {}
+    recorded = target.get("headers") if isinstance(target.get("headers"), dict) else {}
+    given = {name.lower() for name, _ in http.headers} if http is not None else set()
+    return [name for name in recorded if isinstance(name, str) and name.lower() not in given]
+
+
+def could_not_run(message: str, as_json: bool, report: ReplayReport | None = None) -> int:
+    """Exit 2 with one line on stderr; with --json also a report on stdout, its summary's "error" saying why (as
+    `check --json` does), so a CI parser reads the same document whatever happened."""
+    if as_json:
+        document = report.to_dict() if report is not None else {
+            "steps": [], "summary": {"steps": 0, "ok": False, "error": message, "exit": 2}}
+        write_stdout(dumps(document) + "\n")
+    return fail(message)
+
+
 def choose_command(loaded: Loaded, command: list[str], run_recorded: bool) -> tuple[list[str], str | None]:
     """The server command and the cwd; raises UsageError. Never runs anything."""
     target = loaded.header.get("target") if isinstance(loaded.header.get("target"), dict) else {}
@@ -103,6 +122,7 @@ def choose_command(loaded: Loaded, command: list[str], run_recorded: bool) -> tu
 def replay_main(argv: list[str]) -> int:
     """Entry point of `mcp-inspect replay`."""
     ours, command = split_command(argv)
+    as_json = "--json" in ours  # known before parsing, so even a usage error gets its JSON report
     try:
         args = build_parser().parse_args(ours)
         for rule in args.ignore:
@@ -120,7 +140,7 @@ def replay_main(argv: list[str]) -> int:
         cwd = args.cwd or recorded_cwd
         env = server_env(args.env, args.cwd)
     except (UsageError, ValueError) as exc:
-        return fail(str(exc))
+        return could_not_run(str(exc), as_json)
     for warning in warnings:
         fail(f"warning: {warning}")
     if args.run_recorded_command:
@@ -129,11 +149,14 @@ def replay_main(argv: list[str]) -> int:
     missing = missing_env(loaded, env)
     if missing:
         fail(f"warning: the recording was made with -e {', '.join(missing)}; not set here (use -e KEY=VALUE)")
+    if http is not None and (headers := missing_headers(loaded, http)):
+        fail(f"warning: the recording was made with -H {', '.join(headers)}; not given here "
+             f"(use -H 'Name: value')")
     try:
         store = open_sink(args.record, command, cwd, protocol=args.protocol, env_keys=env_keys(args.env), http=http,
                           masker=masker_for(command, args.env, http))
     except RecordingError as exc:
-        return fail(str(exc))
+        return could_not_run(str(exc), as_json)
     printer = StepPrinter(enabled=not args.json)
     if not args.json:
         printer.line(terminal_text(f"replaying {args.file} ({len(loaded.records)} records) against: "
@@ -145,17 +168,21 @@ def replay_main(argv: list[str]) -> int:
     try:
         report = replayer.run()
     except ReplayError as exc:
-        return fail(f"replay could not run: {exc}")
+        return could_not_run(f"replay could not run: {exc}", as_json)
     except KeyboardInterrupt:
         return fail("interrupted", 130)
     finally:
         close_sink(store)
     report.warnings = warnings
+    if report.error is not None:
+        if not args.json:
+            printer.line(summary_line(report))
+        return could_not_run(f"replay could not run: {report.error}", args.json, report)
     if args.json:
         write_stdout(dumps(report.to_dict()) + "\n")
     else:
         printer.line(summary_line(report))
-    return 0 if report.ok else 1
+    return report.exit_code
 
 
 def summary_line(report: ReplayReport) -> str:

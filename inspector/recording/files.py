@@ -27,6 +27,7 @@ VERSION = 1
 # A line longer than this is reported and skipped, so a hostile file cannot exhaust memory.
 MAX_LINE_BYTES = 64 * 1024 * 1024
 BLOCK_BYTES = 1 << 20
+UTF8_BOM = b"\xef\xbb\xbf"
 RECORD_DEPTH = MAX_DEPTH + 16
 """How deep a recording line may nest: a message's MAX_DEPTH plus the record around it (an event's detail, a
 diff's sections and changes). A deeper line is skipped with a problem, like any line that cannot be read."""
@@ -309,6 +310,7 @@ class RecordingReader:
     """The one reader of recordings: `read_recording`, `Store.load_existing` (view, the page) and so replay and
     export all skip the same lines with the same problem messages. Feed it Lines in order, then call finish().
 
+    Skipped silently: blank lines, and a UTF-8 byte order mark before the header (editors add both).
     Skipped, one problem each: a line longer than MAX_LINE_BYTES, a cut-off last line, a line that is not UTF-8,
     not JSON or nested deeper than RECORD_DEPTH, one that is not a record (RecordError), and a record whose seq
     does not increase. A header is only read on line 1; a header of another format or a newer version raises
@@ -322,13 +324,17 @@ class RecordingReader:
 
     def feed(self, line: Line) -> dict | Record | None:
         """The header (line 1), a Record, or None for a skipped line (its problem noted)."""
-        number = line.number
-        if line.data is None:
+        number, data = line.number, line.data
+        if data is None:
             return self._skip(number, f"longer than {MAX_LINE_BYTES} bytes")
+        if number == 1 and data.startswith(UTF8_BOM):
+            data = data[len(UTF8_BOM):]  # some editors save one; it is not part of the header
+        if not data.strip():
+            return None  # a blank line, as an editor leaves at the end: nothing lost, not damage
         if not line.ended:
             return self._skip(number, "cut off (no newline at the end of the file)")
         try:
-            obj = loads(line.data.decode("utf-8"), RECORD_DEPTH)
+            obj = loads(data.decode("utf-8"), RECORD_DEPTH)
         except UnicodeDecodeError:
             return self._skip(number, "not UTF-8")
         except TooDeep as exc:

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from inspector.protocol.json import ABSENT
+from inspector.protocol.json import ABSENT, REDACTED
 from inspector.protocol.jsondiff import ELEMENTWISE, NAME_KEYS, jsonpath, walk
 
 # Values that differ from run to run by nature; --ignore adds to these, --no-default-ignores drops them.
@@ -93,7 +94,22 @@ def compare(recorded: Any, actual: Any, ignore_paths: Iterable[Any] = ()) -> lis
     # every later index shifting; IGNORED equals anything, even a value the other side lacks.
     return [Difference(jsonpath(steps), _plain(a), _plain(b))
             for steps, a, b in walk(mark_ignored(recorded, rules), mark_ignored(actual, rules), arrays=ELEMENTWISE,
-                                    keyed=NAME_KEYS, skip=lambda v: v is IGNORED)]
+                                    keyed=NAME_KEYS, skip=lambda v: v is IGNORED)
+            if not masked_match(a, b)]
+
+
+def masked_match(recorded: Any, actual: Any) -> bool:
+    """A recorded string an export or the recorder masked matches any actual string that has the same text around
+    each [REDACTED] (and a whole [REDACTED] matches any value): a masked recording is not a difference, and the
+    live value, often the very secret that was masked, is never shown."""
+    if not isinstance(recorded, str) or REDACTED not in recorded or actual is ABSENT:
+        return False
+    if recorded == REDACTED:
+        return True
+    if not isinstance(actual, str):
+        return False
+    pattern = ".*".join(re.escape(part) for part in recorded.split(REDACTED))
+    return re.fullmatch(pattern, actual, re.DOTALL) is not None
 
 
 def _plain(value: Any) -> Any:

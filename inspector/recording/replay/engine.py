@@ -21,7 +21,7 @@ from inspector.transport import SpawnError
 from inspector.protocol.records import FROM_SERVER, INVALID, TO_SERVER, Record
 from inspector.protocol.secrets import mask_argv
 from inspector.recording.replay.compare import ABSENT, DEFAULT_IGNORES, Difference, compare, parse_path
-from inspector.recording.replay.plan import Segment, ServerAsk, label_of, plan
+from inspector.recording.replay.plan import Segment, ServerAsk, label_of, plan, stream_of
 
 SAME, DIFFERENT, MISSING, EXTRA = "same", "different", "missing", "extra"
 STATUSES = (SAME, DIFFERENT, MISSING, EXTRA)
@@ -62,21 +62,58 @@ class ReplayReport:
     steps: list[Step]
     command: list[str]
     warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+    """Why the replay could not run (the server never answered its first request), or None."""
 
     def summary(self) -> dict:
         """Counts per status."""
         counts = {status: sum(1 for s in self.steps if s.status == status) for status in STATUSES}
         return {"steps": len(self.steps), **counts, "ok": self.ok, "command": mask_argv(self.command)[0],
-                "warnings": self.warnings}
+                "warnings": self.warnings, "error": self.error, "exit": self.exit_code}
 
     @property
     def ok(self) -> bool:
         """Every step the same."""
-        return all(step.status == SAME for step in self.steps)
+        return self.error is None and all(step.status == SAME for step in self.steps)
+
+    @property
+    def exit_code(self) -> int:
+        """0 every step the same, 1 a real difference, 2 the replay could not run."""
+        return 2 if self.error is not None else (0 if self.ok else 1)
 
     def to_dict(self) -> dict:
         """The --json document."""
         return {"steps": [s.to_dict() for s in self.steps], "summary": self.summary()}
+
+
+class Acknowledgements:
+    """The stream acknowledgements the server sent this run, by their stream's request id (from reader threads)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, dict] = {}
+        self._arrived = threading.Condition()
+
+    def add(self, msg: dict) -> None:
+        """A notification from the server: kept if it acknowledges a stream."""
+        key = stream_of(msg)
+        if key is not None:
+            with self._arrived:
+                self._seen.setdefault(key, msg)
+                self._arrived.notify_all()
+
+    def wait(self, stream, until: float) -> dict | None:
+        """The acknowledgement of the stream (its Pending request), waiting until the monotonic deadline or until
+        the request ends unacknowledged (refused, or the server exited)."""
+        key = jsonrpc.id_key(stream.id)
+        stream.on_done = lambda _: self._wake()
+        with self._arrived:
+            self._arrived.wait_for(lambda: key in self._seen or stream.done.is_set(),
+                                   timeout=max(0.0, until - time.monotonic()))
+            return self._seen.get(key)
+
+    def _wake(self) -> None:
+        with self._arrived:
+            self._arrived.notify_all()
 
 
 class Replayer:
@@ -96,6 +133,8 @@ class Replayer:
         self.on_step, self.on_stderr = on_step, on_stderr
         self.steps: list[Step] = []
         self._lock = threading.Lock()
+        self._asked = threading.Condition(self._lock)
+        """Notified whenever the server makes a request that the recording has (see _answer)."""
         self._cancelled = threading.Event()
         self._wire: Connection | None = None
 
@@ -113,15 +152,27 @@ class Replayer:
             raise ReplayError("the recording has no client→server traffic to replay")
         own_store = self.store is None
         store = self.store or open_sink(None, self.command, self.cwd)
+        error = None
         try:
             for number, segment in enumerate(segments):
                 if self._cancelled.is_set():
                     break
                 self._run_segment(store, segment, first=number == 0)
+                if number == 0 and (error := self._handshake_failure()):
+                    break  # nothing later can be judged against a server that never answered
         finally:
             if own_store:
                 close_sink(store)
-        return ReplayReport(steps=self.steps, command=self.command)
+        return ReplayReport(steps=self.steps, command=self.command, error=error)
+
+    def _handshake_failure(self) -> str | None:
+        """Why the server never answered the first request (it did not start, or refused us: a 401), or None.
+
+        That is a broken setup, not a difference in the server: the replay could not run (exit 2)."""
+        first = next((s for s in self.steps if s.direction == TO_SERVER), None)
+        if first is None or first.status != MISSING:
+            return None
+        return f"the server did not answer {first.method}: {first.note or 'no answer'}"
 
     def _new_step(self, method: str, direction: str, seq: int | None, label: str = "") -> Step:
         with self._lock:
@@ -140,6 +191,8 @@ class Replayer:
             asks.setdefault(ask.request.get("method"), deque()).append(ask)
         client = Client(store, timeout=self.timeout, who="mcp-inspect replay")
         client.on_server_request = lambda msg, transport: self._answer(asks, msg)
+        acknowledgements = Acknowledgements()
+        client.on_notification.append(acknowledgements.add)
         if self.on_stderr is not None:
             client.on_stderr.append(self.on_stderr)
         wire: Connection | None = Connection(client, self.http or StdioTarget(tuple(self.command), self.cwd, self.env))
@@ -161,6 +214,10 @@ class Replayer:
                 break
             if kind == "wait":
                 self._finish(wire, segment, *inflight.pop(record.seq, (None, None, None)))
+            elif kind == "asked":
+                self._await_ask(wire, asks, record)
+            elif kind == "ack":
+                self._acknowledged(segment, acknowledgements, record.seq, *inflight.get(record.seq, (None,) * 3))
             elif wire is not None:
                 sent = self._send(wire, record, counter, new_ids)
                 if sent is not None:
@@ -174,6 +231,9 @@ class Replayer:
         # Requests the recording never saw answered: give the server a moment, then judge.
         settle_until = time.monotonic() + min(self.settle, self.timeout)
         for step, exchange, recorded_id in inflight.values():
+            if step.status != "pending":  # a stream, judged when it was acknowledged; its end is not awaited
+                client.forget(exchange)
+                continue
             self._finish(wire, segment, step, exchange, recorded_id, until=settle_until)
         if wire is not None:
             wire.close()
@@ -264,6 +324,37 @@ class Replayer:
         else:
             self._decide(step, SAME, note="unanswered, as in the recording")
 
+    def _await_ask(self, wire: Connection | None, asks: dict[str, deque[ServerAsk]], record: Record) -> None:
+        """Wait (up to the timeout) until the server has made the request the recording saw it make unprompted
+        here; whether it did, and how it compares, is judged when it comes (or, if it never does, at the end)."""
+        if wire is None:
+            return
+        queue = asks.get(record.msg.get("method"), deque())
+        deadline = time.monotonic() + self.timeout
+        with self._asked:
+            self._asked.wait_for(lambda: all(ask.seq != record.seq for ask in queue) or wire.exited,
+                                 timeout=max(0.0, deadline - time.monotonic()))
+
+    def _acknowledged(self, segment: Segment, acknowledgements: Acknowledgements, seq: int, step: Step | None,
+                      exchange, recorded_id: Any) -> None:
+        """A stream the recording saw acknowledged: wait for this run's acknowledgement and compare the two."""
+        if step is None or exchange is None:
+            return  # never sent (the server could not be started): judged with the segment's other requests
+        actual = acknowledgements.wait(exchange, exchange.sent_at + self.timeout)
+        recorded = segment.acks[seq]
+        if actual is None:
+            if exchange.done.is_set() and exchange.failure is None:
+                return  # refused with an answer: compared with the recorded end where the recording has one
+            why = exchange.failure if exchange.done.is_set() else f"not within {self.timeout:g} s"
+            self._decide(step, MISSING, [Difference("$", recorded, ABSENT)], f"the stream was not acknowledged: {why}")
+            return
+        params = actual.get("params") if isinstance(actual.get("params"), dict) else {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        # the stream's id is ours this run, as a request id is: not a server difference
+        actual = {**actual, "params": {**params, "_meta": {**meta, eras.META_SUBSCRIPTION_ID: recorded_id}}}
+        diff = compare(recorded, actual, self.ignore)
+        self._decide(step, DIFFERENT if diff else SAME, diff, "" if diff else "the stream was opened")
+
     def _answer(self, asks: dict[str, deque[ServerAsk]], msg: dict) -> dict | None:
         """Answer a request from the server with the answer recorded for the same method at the same turn."""
         method = msg.get("method")
@@ -272,6 +363,7 @@ class Replayer:
         with self._lock:
             queue = asks.get(method)
             ask = queue.popleft() if queue else None
+            self._asked.notify_all()
         step = self._new_step(method if isinstance(method, str) else "?", FROM_SERVER,
                               ask.seq if ask else None, label_of(msg))
         if ask is None:

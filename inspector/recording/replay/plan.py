@@ -5,8 +5,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from inspector.protocol import jsonrpc
+from inspector.protocol import eras, jsonrpc
 from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Pairer, Record
+
+
+STREAMS = frozenset({"subscriptions/listen"})
+"""Requests that open a long-lived stream (2026-07-28): the server acknowledges one with a notification and answers
+it only when the stream ends, which in a page recording is when the inspector stopped. They are replayed as
+streams: opened, their acknowledgement compared, and an end the inspector caused never awaited."""
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+
+
+def stream_of(msg: Any) -> str | None:
+    """The id key of the stream request a subscriptions acknowledgement answers, or None for other messages."""
+    if not isinstance(msg, dict) or msg.get("method") != ACKNOWLEDGED or not isinstance(msg.get("params"), dict):
+        return None
+    meta = msg["params"].get("_meta")
+    return jsonrpc.id_key(meta.get(eras.META_SUBSCRIPTION_ID)) if isinstance(meta, dict) else None
 
 
 @dataclass
@@ -23,9 +38,14 @@ class Segment:
     """One run of the server process in the recording (a recorded restart begins a new segment)."""
 
     actions: list[tuple[str, Record]] = field(default_factory=list)
-    """("send", record) for client traffic, ("wait", request record) where the recording saw its response."""
+    """("send", record) for client traffic, ("wait", request record) where the recording saw its response,
+    ("ack", stream request record) where it saw a stream acknowledged, ("asked", server request record) where the
+    server asked something unprompted (no request of ours open: over HTTP such asks come on the GET stream, in
+    their own time, so the replay waits for them there rather than closing first)."""
     responses: dict[int, dict] = field(default_factory=dict)
     """Recorded response per request seq."""
+    acks: dict[int, dict] = field(default_factory=dict)
+    """Recorded acknowledgement notification per stream request seq."""
     asks: list[ServerAsk] = field(default_factory=list)
 
 
@@ -76,16 +96,21 @@ def plan(records: list[Record]) -> list[Segment]:
     pairer = Pairer()
     requests: dict[int, Record] = {}
     asks: dict[int, ServerAsk] = {}
-    started = False
+    streams: dict[str, int] = {}  # id key -> seq of an open stream request
+    unanswered: set[int] = set()  # seqs of this segment's requests (streams aside) the recording has not seen answered
+    started = stopping = False
     for record in records:
         segment = segments[-1]
         if record.kind == EVENT:
             if record.event in ("spawn", "connect"):  # a new process, or a new HTTP connection
                 if started:
                     segments.append(Segment())
-                started = True
+                started, stopping = True, False
+                unanswered.clear()
             elif record.event == "exit":
                 pairer.forget()  # nothing can answer the old process's requests any more
+            elif record.event == "stop":
+                stopping = True  # streams that end from here on were ended by the inspector, not the server
             pairer.observe(record)
             continue
         pairing = pairer.observe(record)
@@ -99,11 +124,24 @@ def plan(records: list[Record]) -> list[Segment]:
             segment.actions.append(("send", record))
             if kind == jsonrpc.REQUEST:
                 requests[record.seq] = record
+                if record.msg["method"] in STREAMS:
+                    streams[jsonrpc.id_key(record.msg.get("id"))] = record.seq
+                else:
+                    unanswered.add(record.seq)
         elif record.dir == FROM_SERVER and record.kind == MESSAGE:
             if kind == jsonrpc.REQUEST and record.msg["method"] != "ping":  # keep-alives are not part of a replay
                 asks[record.seq] = ServerAsk(record.seq, record.msg)
                 segment.asks.append(asks[record.seq])
+                if not unanswered:
+                    segment.actions.append(("asked", record))
+            elif (stream := streams.get(stream_of(record.msg) or "")) is not None and stream not in segment.acks:
+                segment.acks[stream] = record.msg
+                segment.actions.append(("ack", requests[stream]))
+            elif kind in (jsonrpc.RESPONSE, jsonrpc.ERROR) and pairing.pair_seq in requests and stopping and \
+                    requests[pairing.pair_seq].msg["method"] in STREAMS:
+                continue  # the inspector ended this stream by stopping: no answer to wait for
             elif kind in (jsonrpc.RESPONSE, jsonrpc.ERROR) and pairing.pair_seq in requests:
+                unanswered.discard(pairing.pair_seq)
                 segment.responses[pairing.pair_seq] = record.msg
                 segment.actions.append(("wait", requests[pairing.pair_seq]))
     return [s for s in segments if s.actions or s.asks]
