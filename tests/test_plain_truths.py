@@ -1,0 +1,74 @@
+"""Issue 15, item 8: the smaller things mcp-inspect said or did wrong against real servers, each through a real
+`mcp-inspect` process and a real server (headless-http.md findings 15, 17, 19, 20, 22, 23, 25)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from conftest import ROOT, fixture_command, read_records, start_http_fixture, stop_process_group
+from inspector.command_line import copy_as_command
+
+PY = sys.executable
+CHILD_TIMEOUT = 90
+
+
+def mcp(args: list[str], cwd, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run `mcp-inspect ARGS` as a child process."""
+    return subprocess.run([PY, "-m", "inspector.cli", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=CHILD_TIMEOUT, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
+
+
+def our_lines(result: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in result.stderr.splitlines() if line.startswith("mcp-inspect: ")]
+
+
+def assert_refused(result: subprocess.CompletedProcess, words: str) -> None:
+    """Exit 2, nothing on stdout, one line of ours on stderr that says words, no traceback."""
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert any(words in line for line in our_lines(result)), result.stderr
+
+
+# -- finding 15: a server that dies at start is started once ----------------------------------------------------
+
+
+def test_call_starts_a_server_that_dies_at_start_once_and_says_it_exited(tmp_path):
+    result = mcp(["call", "tools/list", "--", *fixture_command("fake_server", "exit-at-start")], tmp_path)
+    assert_refused(result, "the server exited with code 1 before answering")
+    assert result.stderr.count("boom: missing config") == 1, result.stderr  # its stderr: one start, not two
+    assert "falling back" not in result.stderr and "stdin is closed" not in result.stderr
+
+
+DIES_ON_UNKNOWN = """\
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg.get("method") == "initialize":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": "2024-11-05",
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "fragile", "version": "1"}}}), flush=True)
+    elif msg.get("method") == "tools/list":
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}}), flush=True)
+    elif "id" in msg:
+        print("started; unknown method " + msg["method"], file=sys.stderr, flush=True)
+        sys.exit(3)
+"""
+
+
+def test_a_server_that_dies_on_server_discover_is_still_started_again_for_initialize(tmp_path):
+    # The other side of the test above: a handshake-era server that read the probe and died of it gets the
+    # fallback's fresh process, as before.
+    script = tmp_path / "fragile.py"
+    script.write_text(DIES_ON_UNKNOWN)
+    result = mcp(["call", "tools/list", "--", PY, str(script)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {"tools": []}
+    assert "the server exited on server/discover" in result.stderr and "falling back to initialize" in result.stderr
