@@ -72,3 +72,33 @@ def test_a_server_that_dies_on_server_discover_is_still_started_again_for_initia
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == {"tools": []}
     assert "the server exited on server/discover" in result.stderr and "falling back to initialize" in result.stderr
+
+
+# -- finding 23: `call notifications/...` sends a notification ----------------------------------------------------
+
+
+def test_call_sends_a_notification_without_an_id_and_waits_for_no_answer(tmp_path):
+    log = tmp_path / "received.jsonl"
+    record = tmp_path / "call.jsonl"
+    result = mcp(["call", "notifications/roots/list_changed", "--protocol", "legacy", "--record", str(record),
+                  "--", *fixture_command("fake_server", "ok")], tmp_path, env={"FAKE_LOG": str(log)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert "notification" in result.stderr and "no answer" in result.stderr
+    received = [json.loads(line) for line in log.read_text().splitlines()]
+    sent = [msg for msg in received if msg.get("method") == "notifications/roots/list_changed"]
+    assert sent == [{"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}]  # no id
+    answers = [r for r in read_records(record) if r.get("kind") == "message" and r["dir"] == "from_server"
+               and "error" in r["msg"]]
+    assert answers == []  # nothing was answered with -32601: it was never a request
+
+
+def test_call_sends_a_notifications_params(tmp_path):
+    log = tmp_path / "received.jsonl"
+    result = mcp(["call", "notifications/cancelled", "--params", '{"requestId": 7, "reason": "test"}',
+                  "--protocol", "legacy", "--", *fixture_command("fake_server", "ok")], tmp_path,
+                 env={"FAKE_LOG": str(log)})
+    assert result.returncode == 0, result.stderr
+    received = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 7, "reason": "test"}} in received

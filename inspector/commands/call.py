@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.config import DEFAULT_TIMEOUT
+from inspector.protocol import jsonrpc
 from inspector.protocol.eras import explain_error
 from inspector.protocol.json import loads
 from inspector.client.connect import Connection
@@ -174,6 +175,8 @@ def _call(connection: Connection, args: CallArgs) -> int:
     except ConnectFailed as exc:
         return fail(str(exc))
     _note(f"{connected.era} era: {connected.why}")
+    if args.method.startswith("notifications/"):
+        return _notify(connection, args)
     try:
         response = connection.client.request(args.method, args.params, timeout=args.timeout).answer()
     except RequestFailed as exc:
@@ -187,6 +190,21 @@ def _call(connection: Connection, args: CallArgs) -> int:
     result = response.get("result")
     write_stdout(dumps(result) + "\n")
     return 1 if isinstance(result, dict) and result.get("isError") is True else 0
+
+
+def _notify(connection: Connection, args: CallArgs) -> int:
+    """A notifications/... method is sent as one: no id, no answer to wait for, nothing on stdout."""
+    client = connection.client
+    if client.send(jsonrpc.notification(args.method, args.params)) is None:
+        return fail(f"{args.method}: could not write to the server")
+    if args.http is not None:
+        # A POST goes on its own thread: a ping's answer shows the notification's POST went before we close.
+        try:
+            client.request("ping", timeout=args.timeout).answer()
+        except RequestFailed as exc:
+            _note(f"sent the notification; the ping after it got no answer ({exc})")
+    _note(f"sent the notification {args.method} (a notification has no id and gets no answer)")
+    return 0
 
 
 def _error_text(error: Any) -> str:
