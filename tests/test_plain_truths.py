@@ -102,3 +102,46 @@ def test_call_sends_a_notifications_params(tmp_path):
     received = [json.loads(line) for line in log.read_text().splitlines()]
     assert {"jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": {"requestId": 7, "reason": "test"}} in received
+
+
+# -- finding 22 (and 34): headers over HTTP ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory):
+    log = tmp_path_factory.mktemp("http") / "server.log"
+    proc, port = start_http_fixture("http_sdk_server", "streamable-http", log)
+    yield f"http://127.0.0.1:{port}/mcp"
+    stop_process_group(proc)
+
+
+@pytest.mark.parametrize("header", ["Authorization: ", "Authorization:", "X-Extra:   "])
+def test_an_empty_header_value_is_a_usage_error(tmp_path, http_server, header):
+    result = mcp(["call", "tools/list", "--url", http_server, "-H", header], tmp_path)
+    assert_refused(result, "is empty")
+    assert header.partition(":")[0] in our_lines(result)[0]
+
+
+def test_the_copied_http_command_names_the_variables_it_needs_and_runs_once_they_are_set(tmp_path, http_server):
+    bin_dir = tmp_path / "bin"  # an `mcp-inspect` on PATH, as pip would install it
+    bin_dir.mkdir()
+    (bin_dir / "mcp-inspect").write_text(f"#!/bin/sh\nexec {shlex.quote(PY)} -m inspector.cli \"$@\"\n")
+    (bin_dir / "mcp-inspect").chmod(0o755)
+    msg = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "reveal", "arguments": {}}}
+    line = copy_as_command([], msg, url=http_server, header_names=["Authorization", "X-Extra"])
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT)}
+    env.pop("AUTHORIZATION", None)
+    env.pop("X_EXTRA", None)
+    unset = subprocess.run(["sh", "-c", line], cwd=tmp_path, capture_output=True, text=True, timeout=CHILD_TIMEOUT,
+                           env=env)
+    # The shell stops before mcp-inspect runs, naming the variable and what to put in it.
+    assert unset.returncode != 0 and unset.stdout == ""
+    assert "AUTHORIZATION" in unset.stderr and "Authorization header" in unset.stderr, unset.stderr
+    assert "mcp-inspect" not in unset.stderr
+    result = subprocess.run(["sh", "-c", line], cwd=tmp_path, capture_output=True, text=True, timeout=CHILD_TIMEOUT,
+                            env={**env, "AUTHORIZATION": "Bearer t0k", "X_EXTRA": "yes"})
+    assert result.returncode == 0, result.stderr
+    revealed = json.loads(json.loads(result.stdout)["content"][0]["text"])
+    headers = {name.lower(): value for name, value in revealed["headers"].items()}
+    # Both were sent with the values set (call masks the token where the server echoes it; "yes" is too short).
+    assert headers["authorization"] == "[REDACTED]" and "t0k" not in result.stdout and headers["x-extra"] == "yes"
