@@ -145,3 +145,37 @@ def test_the_copied_http_command_names_the_variables_it_needs_and_runs_once_they
     headers = {name.lower(): value for name, value in revealed["headers"].items()}
     # Both were sent with the values set (call masks the token where the server echoes it; "yes" is too short).
     assert headers["authorization"] == "[REDACTED]" and "t0k" not in result.stdout and headers["x-extra"] == "yes"
+
+
+# -- finding 17: cut-off JSON over HTTP --------------------------------------------------------------------------
+
+
+class CutOff(BaseHTTPRequestHandler):
+    """Answers every POST with HTTP 200 application/json whose JSON is cut off."""
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = b'{"jsonrpc": "2.0", "id": 1, "resu'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_cut_off_json_over_http_is_called_cut_off(tmp_path):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), CutOff)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        result = mcp(["call", "tools/list", "--url", f"http://127.0.0.1:{server.server_address[1]}/mcp"], tmp_path)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert_refused(result, "application/json that is not valid JSON")
+    line = our_lines(result)[-1]
+    assert "expected application/json" not in line  # it was application/json: the JSON was the trouble
+    assert "cut off" in line
