@@ -179,3 +179,20 @@ def test_cut_off_json_over_http_is_called_cut_off(tmp_path):
     line = our_lines(result)[-1]
     assert "expected application/json" not in line  # it was application/json: the JSON was the trouble
     assert "cut off" in line
+
+
+# -- finding 25: --timeout 0 ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("args", [["call", "tools/list", "--timeout", "0"], ["call", "tools/list", "--timeout", "-1"],
+                                  ["check", "--timeout", "0"], ["--max-timeout", "0"]])
+def test_a_zero_timeout_is_refused_as_not_greater_than_zero(tmp_path, args):
+    result = mcp([*args, "--", *fixture_command("raw_server")], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "greater than 0" in result.stderr and "between 0" not in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_timeout_over_a_day_says_the_upper_bound(tmp_path):
+    result = mcp(["call", "tools/list", "--timeout", "90000", "--", *fixture_command("raw_server")], tmp_path)
+    assert result.returncode == 2 and "at most 86400" in result.stderr, result.stderr
