@@ -196,3 +196,36 @@ def test_a_zero_timeout_is_refused_as_not_greater_than_zero(tmp_path, args):
 def test_a_timeout_over_a_day_says_the_upper_bound(tmp_path):
     result = mcp(["call", "tools/list", "--timeout", "90000", "--", *fixture_command("raw_server")], tmp_path)
     assert result.returncode == 2 and "at most 86400" in result.stderr, result.stderr
+
+
+# -- findings 19 and 20: folders and files that are not recordings ---------------------------------------------
+
+
+def test_view_names_a_folder_as_a_folder(tmp_path):
+    (tmp_path / "recordings").mkdir()
+    result = mcp(["view", "--no-open", "--port", "0", "recordings"], tmp_path)
+    assert_refused(result, "recordings is a folder")
+    assert "no such file" not in result.stderr
+
+
+@pytest.mark.parametrize("command", [["call", "tools/list"], ["check"], []])
+def test_record_names_a_folder_as_a_folder(tmp_path, command):
+    (tmp_path / "out").mkdir()
+    options = ["--no-open", "--port", "0"] if not command else []
+    result = mcp([*command, *options, "--record", "out", "--", *fixture_command("raw_server")], tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "out is a folder" in result.stderr and "already exists" not in result.stderr, result.stderr
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("name, content", [
+    ("empty.jsonl", b""),
+    ("binary.jsonl", bytes(range(256)) * 4),
+    ("hello.jsonl", b'{"hello": "world"}\n'),
+    ("lines.txt", b"just some\ntext\n"),
+])
+def test_view_refuses_a_file_that_is_not_a_recording(tmp_path, name, content):
+    (tmp_path / name).write_bytes(content)
+    result = mcp(["view", "--no-open", "--port", "0", name], tmp_path)
+    assert_refused(result, f"{name}: not an mcp-inspect recording")
+    assert "http://" not in result.stdout + result.stderr  # no page was served
