@@ -37,8 +37,10 @@ examples:
   mcp-inspect call --uri file:///notes.txt -- python server.py
   mcp-inspect call --prompt review --prompt-args '{"code": "x = 1"}' -- python server.py
   mcp-inspect call logging/setLevel --params '{"level": "debug"}' -- python server.py
+  mcp-inspect call notifications/roots/list_changed -- python server.py   (no id, no answer awaited)
 
-stdout gets only the JSON-RPC result (or {"error": {...}}) as indented JSON; the server's stderr goes to stderr.
+stdout gets only the JSON-RPC result (or {"error": {...}}) as indented JSON (nothing for a notifications/...
+method); the server's stderr goes to stderr.
 exit status: 0 result, 1 JSON-RPC error or isError result, 2 usage, spawn, connection, timeout or crash."""
 
 
