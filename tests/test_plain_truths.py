@@ -1,5 +1,5 @@
 """Issue 15, item 8: the smaller things mcp-inspect said or did wrong against real servers, each through a real
-`mcp-inspect` process and a real server (headless-http.md findings 15, 17, 19, 20, 22, 23, 25)."""
+`mcp-inspect` process and a real server (headless-http.md findings 15, 17, 18, 19, 20, 22, 23, 25)."""
 
 from __future__ import annotations
 
@@ -229,3 +229,18 @@ def test_view_refuses_a_file_that_is_not_a_recording(tmp_path, name, content):
     result = mcp(["view", "--no-open", "--port", "0", name], tmp_path)
     assert_refused(result, f"{name}: not an mcp-inspect recording")
     assert "http://" not in result.stdout + result.stderr  # no page was served
+
+
+# -- finding 18: export -o - writes stdout -----------------------------------------------------------------------
+
+
+def test_export_dash_writes_the_recording_to_stdout_and_says_so(tmp_path):
+    recorded = mcp(["call", "tools/list", "--record", "rec.jsonl", "--", *fixture_command("raw_server")], tmp_path)
+    assert recorded.returncode == 0, recorded.stderr
+    result = mcp(["export", "rec.jsonl", "-o", "-"], tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    source = read_records(tmp_path / "rec.jsonl")
+    assert lines[0]["kind"] == "header" and [r["seq"] for r in lines[1:]] == [r["seq"] for r in source[1:]]
+    assert not (tmp_path / "-").exists()
+    assert "to stdout" in our_lines(result)[-1] and "to -" not in result.stderr, result.stderr
