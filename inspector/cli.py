@@ -204,6 +204,8 @@ def parse_view(argv: list[str]) -> Config:
     parser.add_argument("file", help="a recording (.jsonl)")
     _add_page_options(parser)
     args = parser.parse_args(argv)
+    if Path(args.file).is_dir():
+        raise UsageError(f"view: {args.file} is a folder; give a recording file in it (.jsonl)")
     if not Path(args.file).is_file():
         raise UsageError(f"view: no such file: {args.file}")
     return Config(command=(), host=_check_host(args.host), port=args.port, open_browser=not args.no_open,

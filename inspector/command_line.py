@@ -40,7 +40,8 @@ def copy_as_command(target_command: list[str], msg: dict, cwd: str | None = None
     """The `mcp-inspect call ...` line that sends this request again to the same server.
 
     Env values are never included: each -e KEY becomes `-e KEY="$KEY"`, read from the user's shell; an HTTP
-    header's value becomes a shell variable named after the header the same way, and so do the values of secret
+    header's value becomes a shell variable named after the header that the shell insists on
+    (`${AUTHORIZATION:?set AUTHORIZATION to ...}`), and so do the values of secret
     options (`--api-key "$API_KEY"`) and a URL's password and secret query values (`${PASSWORD}`, `${API_KEY}`).
     """
     method = msg.get("method") if isinstance(msg, dict) else None
@@ -67,11 +68,18 @@ def copy_as_command(target_command: list[str], msg: dict, cwd: str | None = None
     line += [f"-e {_env_placeholder(key)}" for key in env_keys]
     if url:
         line += ["--url", _url_word(url)]
-        line += [f'-H "{name}: ${shell_variable(name)}"' for name in header_names
+        line += [f'-H "{name}: {_header_variable(name)}"' for name in header_names
                  if re.fullmatch(r"[A-Za-z0-9-]+", name)]
     else:
         line += ["--", _command_words(target_command)]
     return " ".join(line)
+
+
+def _header_variable(name: str) -> str:
+    """A header's value as a shell variable that must be set: pasted without it, the shell stops with this hint
+    before anything runs (an empty header would be refused anyway, far from the cause)."""
+    variable = shell_variable(name)
+    return f"${{{variable}:?set {variable} to the value of the {name} header}}"
 
 
 def _command_words(argv: list[str]) -> str:

@@ -239,6 +239,13 @@ def run_view(config: Config) -> int:
     except RecordingError as exc:
         print(f"mcp-inspect: {exc}", file=sys.stderr)
         return 2
+    if head is None and store.last_seq == 0:
+        # Nothing in it is ours (empty, binary, other JSON): refused as replay and export refuse it. A recording
+        # whose header line alone was damaged still opens, with its problems listed.
+        recording.close()
+        print(f"mcp-inspect: {config.view}: not an mcp-inspect recording (no header line and no records)",
+              file=sys.stderr)
+        return 2
     for problem in problems:
         print(f"mcp-inspect: {config.view}: {problem}", file=sys.stderr)
     inspector = build_view(config, store, head, problems)

@@ -360,7 +360,8 @@ def test_copy_as_command_for_an_http_target(page_factory, streamable, tmp_path):
     seq = next(r["seq"] for r in messages(inspector) if r["dir"] == "to_server"
                and r["msg"].get("method") == "tools/call")
     line = inspector.request("GET", f"/records/{seq}/command")[2].decode().strip()
-    assert f"--url {streamable}" in line and '-H "X-Api-Key: $X_API_KEY"' in line
+    assert f"--url {streamable}" in line
+    assert '-H "X-Api-Key: ${X_API_KEY:?set X_API_KEY to the value of the X-Api-Key header}"' in line
     assert "k-999" not in line and "io.modelcontextprotocol" not in line and " -- " not in line
     again = subprocess.run(line.replace("mcp-inspect", f"{PYTHON} -m inspector.cli", 1), shell=True,
                            capture_output=True, text=True, cwd=tmp_path, timeout=60,

@@ -352,9 +352,10 @@ def test_server_that_exits_at_start_keeps_its_stderr_tail(run_session):
     wait_for(lambda: session.server.state == "exited", 10, message="exited")
     assert session.server.exit.code == 1
     assert any("boom: missing config" in line for line in session.server.exit.stderr_tail)
-    # It died on the probe, so auto tries a fresh process with initialize, which dies the same way.
+    # It died before reading the probe, so not of it: no second start; the handshake's failure names the exit.
     wait_for(lambda: "initialize failed" in session.server.error, 10, message="the handshake failure is named")
     assert "exited with code 1" in session.server.error
+    assert [r.get("event") for r in read_records(path)].count("spawn") == 1
 
 
 def test_stop_kills_grandchildren_and_ignores_nothing(run_session, tmp_path):

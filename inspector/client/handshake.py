@@ -20,6 +20,8 @@ from inspector.client.rpc import Client, Pending, RequestFailed
 CLIENT_NAME = "mcp-inspect"
 READ_CHECK_SECONDS = 0.05
 """How often the probe looks whether a silent server has read it yet (there is no event for a drained pipe)."""
+EXIT_GRACE = 5.0
+"""How long the probe waits for the exit of a server whose stdin refused the question (it is closing or dying)."""
 
 
 def client_info(version: str = __version__) -> dict:
@@ -95,6 +97,13 @@ def probe(client: Client, meta: dict, *, probe_timeout: float) -> tuple[eras.Pro
     if pending.response is not None:
         return eras.judge_probe(pending.response), False
     failure = pending.failure
+    if failure is not None and failure.reason == "transport" and getattr(transport, "pid", None) is not None:
+        transport.exited.wait(EXIT_GRACE)  # its stdin is closed: a dying server's exit is on its way
+    if transport is not None and transport.exited.is_set() and getattr(transport, "unread_at_exit", None):
+        # It died with the question still unread, so not of it: a server that fails at start is started once,
+        # and initialize then says how it exited.
+        return eras.ProbeOutcome(eras.LEGACY, eras.LEGACY_VERSION,
+                                 f"the server exited before reading server/discover ({failure})"), False
     if transport is not None and transport.exited.is_set():
         # Hand-written handshake-era servers often die on a method they do not know; no modern server would
         # (server/discover is mandatory there), so the fallback goes on with a fresh process.

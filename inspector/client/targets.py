@@ -56,6 +56,8 @@ def parse_header(text: str) -> tuple[str, str]:
     if not sep or not name or any(c in name for c in " \t\r\n()<>@,;\\\"/[]?={}"):
         raise HeaderError(f"--header takes 'Name: value', got {text!r}")
     value = value.strip()
+    if not value:  # most often an unset shell variable ("Authorization: $TOKEN"): sent, it fails far from here
+        raise HeaderError(f"--header {name}: the value is empty (is the shell variable in it set?)")
     if "\r" in value or "\n" in value:
         raise HeaderError(f"--header {name}: the value may not contain a line break")
     return name, value

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inspector.config import DEFAULT_TIMEOUT
+from inspector.protocol import jsonrpc
 from inspector.protocol.eras import explain_error
 from inspector.protocol.json import loads
 from inspector.client.connect import Connection
@@ -36,8 +37,10 @@ examples:
   mcp-inspect call --uri file:///notes.txt -- python server.py
   mcp-inspect call --prompt review --prompt-args '{"code": "x = 1"}' -- python server.py
   mcp-inspect call logging/setLevel --params '{"level": "debug"}' -- python server.py
+  mcp-inspect call notifications/roots/list_changed -- python server.py   (no id, no answer awaited)
 
-stdout gets only the JSON-RPC result (or {"error": {...}}) as indented JSON; the server's stderr goes to stderr.
+stdout gets only the JSON-RPC result (or {"error": {...}}) as indented JSON (nothing for a notifications/...
+method); the server's stderr goes to stderr.
 exit status: 0 result, 1 JSON-RPC error or isError result, 2 usage, spawn, connection, timeout or crash."""
 
 
@@ -174,6 +177,8 @@ def _call(connection: Connection, args: CallArgs) -> int:
     except ConnectFailed as exc:
         return fail(str(exc))
     _note(f"{connected.era} era: {connected.why}")
+    if args.method.startswith("notifications/"):
+        return _notify(connection, args)
     try:
         response = connection.client.request(args.method, args.params, timeout=args.timeout).answer()
     except RequestFailed as exc:
@@ -187,6 +192,21 @@ def _call(connection: Connection, args: CallArgs) -> int:
     result = response.get("result")
     write_stdout(dumps(result) + "\n")
     return 1 if isinstance(result, dict) and result.get("isError") is True else 0
+
+
+def _notify(connection: Connection, args: CallArgs) -> int:
+    """A notifications/... method is sent as one: no id, no answer to wait for, nothing on stdout."""
+    client = connection.client
+    if client.send(jsonrpc.notification(args.method, args.params)) is None:
+        return fail(f"{args.method}: could not write to the server")
+    if args.http is not None:
+        # A POST goes on its own thread: a ping's answer shows the notification's POST went before we close.
+        try:
+            client.request("ping", timeout=args.timeout).answer()
+        except RequestFailed as exc:
+            _note(f"sent the notification; the ping after it got no answer ({exc})")
+    _note(f"sent the notification {args.method} (a notification has no id and gets no answer)")
+    return 0
 
 
 def _error_text(error: Any) -> str:

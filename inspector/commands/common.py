@@ -113,8 +113,8 @@ def seconds(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 < value <= 86400:
-        raise argparse.ArgumentTypeError(f"timeout must be between 0 and 86400 seconds: {text}")
+    if not 0 < value <= 86400:  # zero would give up at once: the range is open at 0
+        raise argparse.ArgumentTypeError(f"a timeout must be greater than 0 and at most 86400 seconds, got {text}")
     return value
 
 

@@ -82,7 +82,7 @@ def export_main(argv: list[str]) -> int:
     for seq, finding in findings:
         where = "header" if seq is None else f"record {seq}"
         fail(f"masked {finding.kind}: {where} {finding.path}")
-    fail(f"exported {what} to {args.output}; {len(findings)} values masked")
+    fail(f"exported {what} to {'stdout' if args.output == '-' else args.output}; {len(findings)} values masked")
     return 0
 
 

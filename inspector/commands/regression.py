@@ -70,7 +70,7 @@ def parse_settings(text: str, root: Path, where: str = "pyproject.toml") -> Sett
     timeout = table.get("timeout")
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
                                 or not 0 < timeout <= 86400):
-        raise SettingsError(f"{where}: timeout must be a number of seconds between 0 and 86400")
+        raise SettingsError(f"{where}: timeout must be a number of seconds greater than 0 and at most 86400")
     env = table.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(v, str) for v in env.values()):
         raise SettingsError(f"{where}: env must be a table of strings, e.g. env = {{ API_KEY = \"test\" }}")

@@ -102,6 +102,9 @@ class RecordingWriter:
                 return cls(_open_exclusive(candidate), candidate)
             except FileExistsError:
                 if not unique:
+                    if candidate.is_dir():  # O_EXCL says "exists" for a folder too
+                        raise RecordingError(f"{candidate} is a folder, not a file: give a file name, such as "
+                                             f"{candidate / 'session.jsonl'}") from None
                     raise RecordingError(f"recording file {candidate} already exists") from None
                 n += 1
                 candidate = path.with_name(f"{path.stem}-{n}{path.suffix}")

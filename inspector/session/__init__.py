@@ -283,6 +283,13 @@ class Session:
                                     probe_timeout=self.probe_timeout, restart=self._fall_back, found=self.era_found)
         if decision is None:
             return  # the fresh process for the fallback could not start (shown as a spawn failure)
+        if self.server.state == "exited" and self._process is process:
+            # It died before reading the probe, so it is not started again: the failure names its exit.
+            exit_info = self.server.exit
+            how = exit_info.describe() if exit_info is not None else "exited"
+            step = "server/discover" if decision.era == eras.MODERN else "initialize"
+            self._handshake_failed(process, f"{step} failed: the server {how} before answering")
+            return
         if self.server.state != "initializing":
             return  # stopped or replaced during the probe: whoever did that runs the next handshake
         if decision.found is not None:

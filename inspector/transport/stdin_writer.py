@@ -30,6 +30,7 @@ class StdinWriter:
         self._fd, self._limit = fd, limit
         self._queue: deque[memoryview] = deque()
         self._queued = 0
+        self._lost = 0
         self._lock = threading.Lock()
         self._closed = False
         self._error: OSError | None = None
@@ -57,7 +58,8 @@ class StdinWriter:
                 self._wake()  # the writer thread takes over the rest
 
     def unread(self) -> int | None:
-        """Bytes given to `put` that the server has not read yet (queued here or in the pipe); None once closed."""
+        """Bytes given to `put` that the server has not read yet (queued here, in the pipe, or refused by a pipe
+        it had closed); None once closed."""
         with self._lock:
             if self._closed:
                 return None
@@ -66,7 +68,7 @@ class StdinWriter:
                 fcntl.ioctl(self._fd, termios.FIONREAD, count)
             except OSError:
                 return None
-            return count[0] + self._queued
+            return count[0] + self._queued + self._lost
 
     def close(self) -> None:
         """Write what fits without waiting, drop the rest, close the pipe (the server reads EOF); never blocks."""
@@ -93,6 +95,7 @@ class StdinWriter:
                 return
             except OSError as exc:  # EPIPE: the server closed its stdin or died
                 self._error = BrokenPipeError(exc.errno, f"server stdin is closed ({exc.strerror})")
+                self._lost += self._queued  # never read: still counted by unread()
                 self._queue.clear()
                 self._queued = 0
                 return

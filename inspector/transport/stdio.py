@@ -84,6 +84,9 @@ class StdioProcess:
         self._readers: list[threading.Thread] = []
         self.exit_info: ExitInfo | None = None
         self.exited = threading.Event()
+        self.unread_at_exit: int | None = None
+        """Bytes we wrote that the server had not read when it exited (None: unknown): a server that died with our
+        question unread did not die of it."""
         self._stopping = False
 
     @property
@@ -183,6 +186,7 @@ class StdioProcess:
             self._kill_group(signal.SIGKILL)
         self._close_lifeline()
         if self._stdin is not None:
+            self.unread_at_exit = self._stdin.unread()
             self._stdin.close()
         # Report before waking stop(): a restart must see the old server's exit recorded before the new spawn.
         self._on_exit(info)

@@ -222,11 +222,14 @@ class ConnectionCore:
                        status=401, content_type=response.headers.get("content-type"),
                        body=preview(read_some(response)))
 
-    def _not_mcp(self, response: httpx.Response, body: bytes | None = None) -> Failure:
-        """A failure in words for an answer an MCP server would not give (HTML page, 500 text, wrong type)."""
+    def _not_mcp(self, response: httpx.Response, body: bytes | None = None, trouble: str | None = None) -> Failure:
+        """A failure in words for an answer an MCP server would not give (HTML page, 500 text, wrong type);
+        `trouble` says what was wrong with a body of the right type (then the type is not blamed)."""
         body = read_some(response) if body is None else body
         status, media_type = response.status_code, media_type_of(response) or "no content type"
-        if 200 <= status < 300:
+        if 200 <= status < 300 and trouble:
+            error = f"not an MCP answer: HTTP {status} with {media_type} that {trouble}"
+        elif 200 <= status < 300:
             error = (f"not an MCP answer: HTTP {status} with {media_type} (expected application/json JSON-RPC "
                      "or text/event-stream)")
         else:

@@ -73,8 +73,10 @@ class StreamableHttp(ConnectionCore):
             self._accepted(exchange, response.status_code)
             return
         value = parse_json(body)
-        if value is NOT_JSON or not looks_jsonrpc(value):
-            raise self._not_mcp(response, body)
+        if value is NOT_JSON:
+            raise self._not_mcp(response, body, "is not valid JSON (cut off or damaged)")
+        if not looks_jsonrpc(value):
+            raise self._not_mcp(response, body, "is not a JSON-RPC message")
         self._mcp_answer(exchange, response, "JSON-RPC")
         self._deliver(body.strip(), self._meta(response, "post"), value)
         if exchange.waiting and not 200 <= response.status_code < 300:
