@@ -67,6 +67,24 @@ def _show_id(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _show_result(value: Any) -> str:
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _speaks_discover(result: Any) -> bool:
+    """Does a server/discover success come from a server of the 2026-07-28 era? Its supportedVersions says so
+    (eras.judge_probe decides the era by the same member)."""
+    return isinstance(result, dict) and isinstance(result.get("supportedVersions"), list)
+
+
+def _refused_post(record: Record) -> bool:
+    """Did this message come as the body of an HTTP error status answering one of our POSTs?"""
+    http = record.http if isinstance(record.http, dict) else {}
+    status = http.get("status")
+    return http.get("via") == "post" and isinstance(status, int) and not isinstance(status, bool) and status >= 400
+
+
 class ProtocolChecker:
     """Finds protocol mistakes in one session's records; returns new Warnings per record (each at most once)."""
 
@@ -304,6 +322,11 @@ class ProtocolChecker:
             if kind == jsonrpc.ERROR and (error.get("code") in (jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST)
                                           or self._last_sent_bad):
                 return  # legal: an error for input whose id could not be read
+            if kind == jsonrpc.ERROR and _refused_post(record):
+                # Streamable HTTP: a server that cannot accept a POST answers an HTTP error status whose body MAY
+                # be an error without id. It answers that POST (our era probe, a request to a restarted server),
+                # not a notification sent long before, nor a request it mislaid.
+                return
             shown = "null" if msg.get("id", None) is None else _show_id(msg.get("id"))
             if self._last_notification is not None:
                 method, at = self._last_notification
@@ -345,15 +368,24 @@ class ProtocolChecker:
                 self.version = result["protocolVersion"]
             if isinstance(result.get("capabilities"), dict):
                 self.server_capabilities = result["capabilities"]
-        elif entry.method == "server/discover" and isinstance(result, dict) \
-                and isinstance(result.get("capabilities"), dict):
+        elif entry.method == "server/discover" and not _speaks_discover(result):
+            # A handshake-era server has no server/discover: judging its answer by the 2026-07-28 schema would
+            # send the author after fields of an era they never wrote. The mistake is answering at all.
+            found.append(("success-for-unknown-method", seq,
+                          f"the server answered server/discover, a method it does not implement (its answer "
+                          f"{_show_result(result)} is no DiscoverResult), with a success instead of the error "
+                          f"-32601 Method not found"))
+            return
+        elif entry.method == "server/discover" and isinstance(result.get("capabilities"), dict):
             self.server_capabilities = result["capabilities"]
         elif entry.method == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
             for tool in result["tools"]:
                 if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                     self.tools[tool["name"]] = tool
         tool = self.tools.get(entry.params.get("name")) if entry.method == "tools/call" else None
-        text = result_problems(entry.method, self.version, result, tool)
+        # A tools/call that carried `task` is answered with a CreateTaskResult, not the tool's result.
+        task = entry.method == "tools/call" and isinstance(entry.params.get("task"), dict)
+        text = result_problems(entry.method, self.version, result, tool, task=task)
         if text:
             found.append(("result-schema", seq, text))
         unusable = output_schema_problem(tool, result)
