@@ -146,3 +146,24 @@ def test_a_restarted_http_server_refusing_our_session_pins_nothing_on_an_old_not
     finally:
         inspector.stop()
         stop_process_group(proc)
+
+
+def test_a_viewed_recording_lists_the_problems_it_holds(tmp_path):
+    """Whoever gets a recording sees what its sender saw: the Problems panel lists its warning events."""
+    record = tmp_path / "noisy.jsonl"
+    code, out, _ = run_check(record, "--timeout", "5", "--", *fixture_command("mistakes_server", "prints-stdout"))
+    assert code == 1 and [w["rule"] for w in out["warnings"]] == ["stdout-not-json"]
+    seq = out["warnings"][0]["seq"]
+    viewer = build_in_process(tmp_path, [], view=record)
+    try:
+        page = viewer.request("GET", "/")[2].decode()
+        problems = re.search(r'<details id="problems".*?</details>', page, re.S).group(0)
+        assert "<summary>1 problem</summary>" in problems
+        assert f'href="#r-{seq}"><code>stdout-not-json</code> on #{seq}' in problems
+        assert "log to stderr instead" in problems  # the rule's fix, as in the live page
+        assert problems.count("print() goes to stdout") == 1  # the text and its fix do not say it twice
+        rows = viewer.request("GET", "/timeline/rows?before=1000000")[2].decode()
+        row = re.search(rf'<details class="row[^"]*" id="r-{seq}".*?</summary>', rows, re.S).group(0)
+        assert "⚠ problem" in row
+    finally:
+        viewer.stop()
