@@ -167,3 +167,21 @@ def test_a_viewed_recording_lists_the_problems_it_holds(tmp_path):
         assert "⚠ problem" in row
     finally:
         viewer.stop()
+
+
+def test_the_era_probe_refused_by_a_handshake_era_server_is_shown_as_the_probe_it_is(tmp_path):
+    """Its -32601 is the expected answer to our own question: a quiet "probe" row, not a red error, no problem."""
+    inspector = build_in_process(tmp_path, fixture_command("mistakes_server", "clean"))
+    try:
+        wait_tools_listed(inspector, 60)
+        answer = next(r for r in records_in(inspector.record) if r.get("kind") == "message"
+                      and r["dir"] == "from_server" and (r["msg"].get("error") or {}).get("code") == -32601)
+        rows = inspector.request("GET", "/timeline/rows?before=1000000")[2].decode()
+        row = re.search(rf'<details class="row ([^"]*)" id="r-{answer["seq"]}".*?</summary>', rows, re.S)
+        assert "kind-probe" in row.group(1) and "kind-error" not in rows
+        assert '<span class="badge k-probe"' in row.group(0) and "server/discover" in row.group(0)
+        assert "expected: the era probe" in row.group(0)
+        assert problems_seen(inspector) == []
+        assert "<summary>0 problems</summary>" in inspector.request("GET", "/")[2].decode()
+    finally:
+        inspector.stop()
