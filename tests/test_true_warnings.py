@@ -82,6 +82,12 @@ def test_page_sessions_with_server_everything_over_http_have_no_problems(tmp_pat
         assert problems_seen(inspector) == []
         page = inspector.request("GET", "/")[2].decode()
         assert re.search(r"<summary>0 problems</summary>", page)
+        if mode == "streamableHttp":  # the era probe is refused with HTTP 400 and an error whose id is null
+            refusal = next(r for r in records_in(inspector.record) if (r.get("http") or {}).get("status") == 400)
+            rows = inspector.request("GET", "/timeline/rows?before=1000000")[2].decode()
+            row = re.search(rf'<details class="row ([^"]*)" id="r-{refusal["seq"]}".*?</summary>', rows, re.S)
+            assert "kind-probe" in row.group(1) and "flag-unmatched" not in row.group(1), row.group(0)
+            assert "server/discover" in row.group(0)
     finally:
         inspector.stop()
 
@@ -143,6 +149,10 @@ def test_a_restarted_http_server_refusing_our_session_pins_nothing_on_an_old_not
 
         wait_for(refused, 60, message="the restarted server's HTTP 400")
         assert [rule for rule, _ in problems_seen(inspector)] == []
+        refusal = [r for r in records_in(inspector.record) if (r.get("http") or {}).get("status") == 400][-1]
+        rows = inspector.request("GET", "/timeline/rows?before=1000000")[2].decode()
+        row = re.search(rf'<details class="row ([^"]*)" id="r-{refusal["seq"]}".*?</summary>', rows, re.S).group(0)
+        assert "tools/call" in row and "flag-unmatched" not in row  # paired with the call whose POST it refused
     finally:
         inspector.stop()
         stop_process_group(proc)

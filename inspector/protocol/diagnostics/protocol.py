@@ -15,7 +15,7 @@ from typing import Any, Iterable
 from inspector.protocol import jsonrpc
 from inspector.protocol.json import TooDeep, loads
 from inspector.protocol.eras import BATCH_VERSIONS, META_VERSION, MODERN_VERSION
-from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record
+from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record, refused_post
 from inspector.protocol.diagnostics.results import output_schema_problem, result_problems
 from inspector.protocol.diagnostics.rules import Warning, warning
 
@@ -78,11 +78,6 @@ def _speaks_discover(result: Any) -> bool:
     return isinstance(result, dict) and isinstance(result.get("supportedVersions"), list)
 
 
-def _refused_post(record: Record) -> bool:
-    """Did this message come as the body of an HTTP error status answering one of our POSTs?"""
-    http = record.http if isinstance(record.http, dict) else {}
-    status = http.get("status")
-    return http.get("via") == "post" and isinstance(status, int) and not isinstance(status, bool) and status >= 400
 
 
 class ProtocolChecker:
@@ -321,10 +316,13 @@ class ProtocolChecker:
             if kind == jsonrpc.ERROR and (error.get("code") in (jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST)
                                           or self._last_sent_bad):
                 return  # legal: an error for input whose id could not be read
-            if kind == jsonrpc.ERROR and _refused_post(record):
+            if kind == jsonrpc.ERROR and refused_post(record):
                 # Streamable HTTP: a server that cannot accept a POST answers an HTTP error status whose body MAY
                 # be an error without id. It answers that POST (our era probe, a request to a restarted server),
-                # not a notification sent long before, nor a request it mislaid.
+                # not a notification sent long before, nor a request it mislaid. The one request waiting is
+                # answered (as the timeline pairs it), so it is not taken for one the server ignores.
+                if len(self._pending) == 1:
+                    self._pending.clear()
                 return
             shown = "null" if msg.get("id", None) is None else _show_id(msg.get("id"))
             if self._last_notification is not None:
