@@ -195,3 +195,18 @@ def test_the_era_probe_refused_by_a_handshake_era_server_is_shown_as_the_probe_i
         assert "<summary>0 problems</summary>" in inspector.request("GET", "/")[2].decode()
     finally:
         inspector.stop()
+
+
+def test_a_tool_that_never_answers_is_not_blamed_on_a_missing_flush(tmp_path):
+    """A server whose answers already arrived flushes its stdout: the silence rule says it ignores the call."""
+    inspector = build_in_process(tmp_path, fixture_command("fake_server", "hang"), "--timeout", "2")
+    try:
+        wait_tools_listed(inspector, 60)
+        inspector.post("/tools/echo/call", {"mode": "json", "arguments": '{"text": "hi"}', "timeout": "2"})
+        wait_for(lambda: any(r.get("event") == "timeout" for r in records_in(inspector.record)), 60,
+                 message="the call's timeout")
+        silent = wait_for(lambda: [text for rule, text in problems_seen(inspector) if rule == "no-answer-silent"],
+                          30, message="the silence warning")
+        assert "tools/call" in silent[0] and "ignores this request" in silent[0] and "flush()" not in silent[0]
+    finally:
+        inspector.stop()

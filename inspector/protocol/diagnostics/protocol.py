@@ -108,6 +108,7 @@ class ProtocolChecker:
         self._last_stdout_t: float | None = None
         self._last_notification: tuple[str, int] | None = None
         self._last_sent_bad = False
+        self._answers_arrived = False
 
     # -- feeding -------------------------------------------------------------------------------------------------
 
@@ -179,10 +180,13 @@ class ProtocolChecker:
         if entry.method == "server/discover":
             return  # handshake-era servers may ignore the era probe: the spec tolerates it, the client falls back
         self._silent.add(key)
+        # A server whose answers already arrived flushes its stdout: blaming a missing flush() would mislead.
+        why = ("it answered earlier requests, so its stdout is flushed: it ignores this request or never finishes "
+               "it" if self._answers_arrived else "the classic missing flush() (the answer may be sitting in the "
+               "server's stdout buffer), or a request the server ignores")
         found.append(("no-answer-silent", entry.seq,
                       f"no answer to {entry.method} within {max(waited, 0):.3g} s while the server process is "
-                      "alive and has written nothing on stdout since: the classic missing flush() (the answer "
-                      "may be sitting in the server's stdout buffer), or a request the server ignores"))
+                      f"alive and has written nothing on stdout since: {why}"))
 
     # -- what we sent ----------------------------------------------------------------------------------------------
 
@@ -344,6 +348,7 @@ class ProtocolChecker:
                                                      f"request that is waiting{hint}"))
             return
         self._answered[key] = seq
+        self._answers_arrived = True
         if entry.timed_out and key not in self._silent and entry.method != "server/discover":  # the probe's 3 s
             # are the client's choice, not a request timeout the user set
             found.append(("late-response", seq, f"an answer to {entry.method} (row {entry.seq}) after it had "
