@@ -78,8 +78,6 @@ def _speaks_discover(result: Any) -> bool:
     return isinstance(result, dict) and isinstance(result.get("supportedVersions"), list)
 
 
-
-
 class ProtocolChecker:
     """Finds protocol mistakes in one session's records; returns new Warnings per record (each at most once)."""
 
