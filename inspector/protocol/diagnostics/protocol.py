@@ -321,10 +321,7 @@ class ProtocolChecker:
             if kind == jsonrpc.ERROR and refused_post(record):
                 # Streamable HTTP: a server that cannot accept a POST answers an HTTP error status whose body MAY
                 # be an error without id. It answers that POST (our era probe, a request to a restarted server),
-                # not a notification sent long before, nor a request it mislaid. The one request waiting is
-                # answered (as the timeline pairs it), so it is not taken for one the server ignores.
-                if len(self._pending) == 1:
-                    self._pending.clear()
+                # not a notification sent long before, nor a request it mislaid.
                 return
             shown = "null" if msg.get("id", None) is None else _show_id(msg.get("id"))
             if self._last_notification is not None:
