@@ -113,7 +113,7 @@ def test_late_response_after_timeout_event():
 
 
 def test_no_answer_silent_via_timeout_event_on_the_request_row():
-    feed = Feed()
+    feed = Feed(handshake=False)  # nothing answered yet: the buffered-stdout signature
     feed.send_request(1, "tools/list")
     request_seq = feed.seq
     found = feed.add(event("timeout", {"id": 1, "method": "tools/list"}), dt=60)

@@ -206,6 +206,15 @@ def message_kind(record: Record) -> str:
     return record.kind
 
 
+def refused_post(record: Record) -> bool:
+    """Did this message come as the body of an HTTP error status answering one of our POSTs? (Streamable HTTP: a
+    server that cannot accept a POST answers an error status, whose body MAY be a JSON-RPC error without id.)"""
+    http = record.http if isinstance(record.http, dict) else {}
+    status = http.get("status")
+    return (record.dir == FROM_SERVER and http.get("via") == "post" and isinstance(status, int)
+            and not isinstance(status, bool) and status >= 400)
+
+
 @dataclass
 class _Open:
     seq: int
@@ -259,12 +268,20 @@ class Pairer:
         if kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
             request_dir = FROM_SERVER if record.dir == TO_SERVER else TO_SERVER
             key = jsonrpc.id_key(msg.get("id"))
+            if key is None and kind == jsonrpc.ERROR and refused_post(record):
+                key = self._lone_request(request_dir)
             entry = self._open.pop((request_dir, key), None) if key is not None else None
             if entry is None:
                 return Pairing(unmatched=True)
             return Pairing(method=entry.method, pair_seq=entry.seq,
                            latency_ms=max(0.0, (record.t - entry.t) * 1000.0), late=entry.timed_out)
         return Pairing()
+
+    def _lone_request(self, direction: str) -> str | None:
+        """The id key of the one request open in that direction, if exactly one is: the only POST a refusal
+        without id can answer (our era probe, or a call to a restarted server)."""
+        keys = [key for (side, key) in self._open if side == direction]
+        return keys[0] if len(keys) == 1 else None
 
     def forget(self) -> None:
         """Drop open requests (the server process is gone: nothing can answer them any more)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from inspector.client.offer import LIST_METHODS, ServerState
+from inspector.protocol.diagnostics.rules import RULES, Warning
 from inspector.recording.store import Store
 
 _LIST_BY_METHOD = {method: (key, attribute) for _, method, key, attribute in LIST_METHODS}
@@ -39,6 +40,8 @@ class RecordedSession:
         self.roots: list[dict] = []
         self.http_headers: list[tuple[str, str]] = []
         self.server = ServerState(state="recorded")
+        self.warnings: list[Warning] = []
+        """The protocol warnings the recording holds (its `warning` events), oldest first: what the sender saw."""
         self._rebuild()
 
     def tool(self, name: str) -> dict | None:
@@ -70,6 +73,19 @@ class RecordedSession:
             server.instructions = _str(detail.get("instructions"))
         elif record.event in ("spawn-failed",):
             server.error = str(detail.get("error", ""))
+        elif record.event == "warning":
+            self._on_warning(detail)
+
+    def _on_warning(self, detail: dict) -> None:
+        rule, seq, text = detail.get("rule"), detail.get("seq"), detail.get("text")
+        if not (isinstance(rule, str) and isinstance(seq, int) and not isinstance(seq, bool)
+                and isinstance(text, str)):
+            return  # a hand-edited or damaged event: nothing to link to
+        # A rule id this version does not know (a newer recorder's) still shows, without a fix to offer.
+        self.warnings.append(Warning(rule, seq, text, RULES[rule][1] if rule in RULES else ""))
+        row = self.store.row(seq)
+        if row is not None:
+            row.warning = text  # the row carries the mark, as it did in the live page
 
     def _on_list(self, method: str, request_seq: int, response) -> None:
         request = self.store.record(request_seq)

@@ -37,6 +37,8 @@ def state_label(state: str) -> str:
 NOTE_READ_LIMIT = 1024 * 1024
 """Rows longer than this are not read back for notes (an input_required answer or a retry is small)."""
 NOTES_CACHED = 4096
+ERA_PROBE = "server/discover"
+"""The method mcp-inspect asks first to find the era (client/handshake.probe)."""
 CHAIN_SCAN_ROWS = 5000
 """How far after an input_required answer the expanded record looks for its retry."""
 
@@ -53,6 +55,9 @@ class RowNotes:
     """An input_required answer: (key, method) of each entry of its inputRequests."""
     explained: str | None = None
     """An error response: eras.explain_error's words for its code."""
+    probe: bool = False
+    """An error answering server/discover: our own era probe, refused as a handshake-era server should refuse it
+    (shown as the probe it is, not as the server's failure)."""
 
     @property
     def input_keys(self) -> str:
@@ -103,7 +108,7 @@ def _compute_notes(store, row, depth: int) -> RowNotes:
         return NO_NOTES
     msg = record.get("msg") if isinstance(record.get("msg"), dict) else {}
     if row.kind == "error":
-        return RowNotes(explained=eras.explain_error(msg.get("error")))
+        return RowNotes(explained=eras.explain_error(msg.get("error")), probe=row.method == ERA_PROBE)
     if row.kind == "request" and record.get("dir") == "to_server":
         follows = record.get("follows")
         if not isinstance(follows, int) or isinstance(follows, bool):

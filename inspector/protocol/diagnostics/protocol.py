@@ -15,7 +15,7 @@ from typing import Any, Iterable
 from inspector.protocol import jsonrpc
 from inspector.protocol.json import TooDeep, loads
 from inspector.protocol.eras import BATCH_VERSIONS, META_VERSION, MODERN_VERSION
-from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record
+from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record, refused_post
 from inspector.protocol.diagnostics.results import output_schema_problem, result_problems
 from inspector.protocol.diagnostics.rules import Warning, warning
 
@@ -67,6 +67,17 @@ def _show_id(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _show_result(value: Any) -> str:
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _speaks_discover(result: Any) -> bool:
+    """Does a server/discover success come from a server of the 2026-07-28 era? Its supportedVersions says so
+    (eras.judge_probe decides the era by the same member)."""
+    return isinstance(result, dict) and isinstance(result.get("supportedVersions"), list)
+
+
 class ProtocolChecker:
     """Finds protocol mistakes in one session's records; returns new Warnings per record (each at most once)."""
 
@@ -95,6 +106,7 @@ class ProtocolChecker:
         self._last_stdout_t: float | None = None
         self._last_notification: tuple[str, int] | None = None
         self._last_sent_bad = False
+        self._answers_arrived = False
 
     # -- feeding -------------------------------------------------------------------------------------------------
 
@@ -166,10 +178,13 @@ class ProtocolChecker:
         if entry.method == "server/discover":
             return  # handshake-era servers may ignore the era probe: the spec tolerates it, the client falls back
         self._silent.add(key)
+        # A server whose answers already arrived flushes its stdout: blaming a missing flush() would mislead.
+        why = ("it answered earlier requests, so its stdout is flushed: it ignores this request or never finishes "
+               "it" if self._answers_arrived else "the classic missing flush() (the answer may be sitting in the "
+               "server's stdout buffer), or a request the server ignores")
         found.append(("no-answer-silent", entry.seq,
                       f"no answer to {entry.method} within {max(waited, 0):.3g} s while the server process is "
-                      "alive and has written nothing on stdout since: the classic missing flush() (the answer "
-                      "may be sitting in the server's stdout buffer), or a request the server ignores"))
+                      f"alive and has written nothing on stdout since: {why}"))
 
     # -- what we sent ----------------------------------------------------------------------------------------------
 
@@ -216,8 +231,7 @@ class ProtocolChecker:
         except ValueError:
             shown = raw if len(raw) <= 80 else raw[:77] + "..."
             found.append(("stdout-not-json", record.seq,
-                          f"the server wrote a line on stdout that is not JSON ({shown!r}): print() goes to "
-                          "stdout, the protocol channel"))
+                          f"the server wrote a line on stdout that is not JSON ({shown!r})"))  # the fix says why
             return
         if isinstance(value, dict) and "id" in value and "result" not in value and "error" not in value \
                 and "method" not in value:
@@ -304,6 +318,11 @@ class ProtocolChecker:
             if kind == jsonrpc.ERROR and (error.get("code") in (jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST)
                                           or self._last_sent_bad):
                 return  # legal: an error for input whose id could not be read
+            if kind == jsonrpc.ERROR and refused_post(record):
+                # Streamable HTTP: a server that cannot accept a POST answers an HTTP error status whose body MAY
+                # be an error without id. It answers that POST (our era probe, a request to a restarted server),
+                # not a notification sent long before, nor a request it mislaid.
+                return
             shown = "null" if msg.get("id", None) is None else _show_id(msg.get("id"))
             if self._last_notification is not None:
                 method, at = self._last_notification
@@ -324,6 +343,7 @@ class ProtocolChecker:
                                                      f"request that is waiting{hint}"))
             return
         self._answered[key] = seq
+        self._answers_arrived = True
         if entry.timed_out and key not in self._silent and entry.method != "server/discover":  # the probe's 3 s
             # are the client's choice, not a request timeout the user set
             found.append(("late-response", seq, f"an answer to {entry.method} (row {entry.seq}) after it had "
@@ -345,15 +365,24 @@ class ProtocolChecker:
                 self.version = result["protocolVersion"]
             if isinstance(result.get("capabilities"), dict):
                 self.server_capabilities = result["capabilities"]
-        elif entry.method == "server/discover" and isinstance(result, dict) \
-                and isinstance(result.get("capabilities"), dict):
+        elif entry.method == "server/discover" and not _speaks_discover(result):
+            # A handshake-era server has no server/discover: judging its answer by the 2026-07-28 schema would
+            # send the author after fields of an era they never wrote. The mistake is answering at all.
+            found.append(("success-for-unknown-method", seq,
+                          f"the server answered server/discover, a method it does not implement (its answer "
+                          f"{_show_result(result)} is no DiscoverResult), with a success instead of the error "
+                          f"-32601 Method not found"))
+            return
+        elif entry.method == "server/discover" and isinstance(result.get("capabilities"), dict):
             self.server_capabilities = result["capabilities"]
         elif entry.method == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list):
             for tool in result["tools"]:
                 if isinstance(tool, dict) and isinstance(tool.get("name"), str):
                     self.tools[tool["name"]] = tool
         tool = self.tools.get(entry.params.get("name")) if entry.method == "tools/call" else None
-        text = result_problems(entry.method, self.version, result, tool)
+        # A tools/call that carried `task` is answered with a CreateTaskResult, not the tool's result.
+        task = entry.method == "tools/call" and isinstance(entry.params.get("task"), dict)
+        text = result_problems(entry.method, self.version, result, tool, task=task)
         if text:
             found.append(("result-schema", seq, text))
         unusable = output_schema_problem(tool, result)

@@ -138,13 +138,32 @@ def _summarize(exc: Any, limit: int = 3) -> list[str]:
     return ["; ".join(seen[:limit]) + more] if seen else []
 
 
-def result_problems(method: str, version: str | None, result: Any, tool: dict | None = None) -> str:
-    """One text naming what is wrong with a result, or "" when it fits (or nothing can be checked)."""
+def _task_problems(result: dict) -> list[str]:
+    """A task-augmented request's answer: a CreateTaskResult (handshake era, 2025-11-25 types)."""
+    import pydantic
+    from mcp_types._v2025_11_25 import CreateTaskResult
+
+    try:
+        CreateTaskResult.model_validate(result)
+    except pydantic.ValidationError as exc:
+        return _summarize(exc)
+    return []
+
+
+def result_problems(method: str, version: str | None, result: Any, tool: dict | None = None, *,
+                    task: bool = False) -> str:
+    """One text naming what is wrong with a result, or "" when it fits (or nothing can be checked).
+
+    `task`: the request carried `task`, so the handshake era answers it with a CreateTaskResult."""
     types_version, note = schema_version(version)
     if types_version is None:
         return ""
     if not isinstance(result, dict):
         return f"the {method} result is not an object{note}"
+    if task and types_version != MODERN:
+        problems = _task_problems(result)
+        return (f"the {method} result of a task-augmented request does not fit CreateTaskResult in the "
+                f"{types_version} schema{note}: " + "; ".join(problems)) if problems else ""
     problems = []
     if types_version == MODERN and "resultType" not in result:
         problems.append(f"resultType is missing (required on every result since {MODERN})")

@@ -38,6 +38,8 @@ RULES: dict[str, tuple[str, str]] = {
     "undeclared-capability": (PROTOCOL, "Declare the capability in the initialize result before using it, "
                                         "or stop using it."),
     "method-not-in-version": (PROTOCOL, "Use only methods of the negotiated protocol revision."),
+    "success-for-unknown-method": (PROTOCOL, "Answer a method the server does not implement with the error "
+                                             "-32601 (Method not found), never with a success such as {}."),
     "probe-hang": (PROTOCOL, "Answer a call with missing arguments with an isError result (or a JSON-RPC "
                              "error) instead of never answering."),
     "probe-crash": (PROTOCOL, "Catch argument errors in tool handlers and return an isError result instead of "

@@ -35,7 +35,8 @@ def page_context() -> dict:
             "inspector_config": config,
             "current_entry": inspector.current_entry,
             "tool_marks": restarter.tool_marks if restarter else {},
-            "problems_found": inspector.problems.found if inspector.problems else [],
+            # a viewed recording has no checker: its Problems are the warnings it holds
+            "problems_found": inspector.problems.found if inspector.problems else getattr(session, "warnings", []),
             "disabled_rules": config.disabled_rules, "task_tracker": inspector.tasks}
 
 
