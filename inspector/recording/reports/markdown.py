@@ -44,7 +44,17 @@ Picked = Callable[[int], bool]
 def render_markdown(header: dict | None, records: list[dict], problems: list[Problem], *,
                     picked: Picked = lambda seq: True, limit: int = LIMIT) -> str:
     """The report of the picked records (by seq) of a redacted recording."""
-    typed = as_records(records)
+    return _render(header, records, as_records(records), problems, picked, limit)
+
+
+def report_for(header: dict | None, records: list[dict], unreadable: list[str], picked: Picked) -> str:
+    """render_markdown with the problems found in the records (and the lines the reader skipped)."""
+    typed = as_records(records)  # once: a recording may hold 100,000 records
+    return _render(header, records, typed, find_problems(typed, unreadable), picked, LIMIT)
+
+
+def _render(header: dict | None, records: list[dict], typed: list[Record], problems: list[Problem],
+            picked: Picked, limit: int) -> str:
     calls = [call for call in index(typed).calls if any(picked(seq) for seq in call.seqs)]
     problems = [p for p in problems if p.seq is None or picked(p.seq)]
     parts = [_head(header, typed, calls, picked),
@@ -73,11 +83,6 @@ def render_call(header: dict | None, records: list[dict], seq: int) -> str | Non
     block, trimmed = _call_block(calls[0], open_=True)
     head = _head(header, typed, calls, lambda s: True, whole=False)
     return head + block + (TRIM_NOTE + "\n" if trimmed else "")
-
-
-def report_for(header: dict | None, records: list[dict], unreadable: list[str], picked: Picked) -> str:
-    """render_markdown with the problems found in the records (and the lines the reader skipped)."""
-    return render_markdown(header, records, find_problems(as_records(records), unreadable), picked=picked)
 
 
 def _head(header: dict | None, records: list[Record], calls: list[Call], picked: Picked, *, whole: bool = True) -> str:
