@@ -18,7 +18,7 @@ from conftest import FIXTURES, ROOT
 from markdown_check import check_markdown
 from test_export import assert_gone, write_recording
 from inspector.recording.reports.markdown import LIMIT, render_markdown
-from inspector.recording.reports.md_summary import Problem, find_problems
+from inspector.recording.reports.summary import Problem, as_records, problems
 from inspector.recording.reports.md_text import fence, inline, trim_value
 
 PY = sys.executable
@@ -165,7 +165,7 @@ def hostile_recording() -> tuple[dict, list[dict]]:
 
 def test_server_text_cannot_break_the_reports_structure():
     header, records = hostile_recording()
-    text = render_markdown(header, records, find_problems(records, [f"line 9: {HOSTILE}"]))
+    text = render_markdown(header, records, problems(as_records(records), [f"line 9: {HOSTILE}"]))
     seen = check_markdown(text)
     assert seen["details"] == 1
     assert "### Problems (2)" in text and "stdout-not-json" in text  # the checker's finding and the skipped line

@@ -1,4 +1,4 @@
-"""reports/summary.py: what a report says about a recording, from plain record dicts (pure, no I/O)."""
+"""reports/summary.py: what both reports say about a recording, from plain record dicts (pure, no I/O)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ SESSION = [
 
 
 def test_the_timeline_index_pairs_both_ways_with_latency():
-    rows = summary.index_rows(summary.as_records(SESSION))
+    rows = summary.index(summary.as_records(SESSION)).rows
     assert [row["kind"] for row in rows] == ["event", "request", "stderr", "response", "request", "event", "event",
                                              "event", "response", "event"]
     assert rows[1]["pair"] == 4 and rows[3]["pair"] == 2 and rows[3]["ms"] == 250.0
@@ -42,12 +42,12 @@ def test_the_timeline_index_pairs_both_ways_with_latency():
     assert rows[5]["text"] == "restarting the server (file change: s.py)"
 
 
-def test_tool_calls_carry_arguments_answer_state_and_duration():
-    records = summary.as_records(SESSION)
-    calls = summary.tool_calls(records, summary.index_rows(records))
-    assert [(c["name"], c["state"], c["ms"], c["answer_seq"]) for c in calls] == [
-        ("add", "tool-error", 250.0, 4), ("gone", "pending", None, None)]
-    assert calls[0]["arguments"] == {"a": 1} and calls[0]["result"]["isError"] is True
+def test_calls_carry_their_answer_state_duration_and_the_stderr_written_meanwhile():
+    calls = summary.index(summary.as_records(SESSION)).calls
+    assert [(c.tool, c.state, c.outcome, c.latency_ms, c.seqs) for c in calls] == [
+        ("add", "tool-error", "isError", 250.0, (2, 4)), ("gone", "pending", "no answer", None, (5,))]
+    assert calls[0].params["arguments"] == {"a": 1} and [r.text for r in calls[0].stderr] == ["adding"]
+    assert calls[0].answer["result"]["isError"] is True and calls[0].failed
 
 
 def test_restarts_keep_what_followed_them_and_problems_are_listed_once():
@@ -57,13 +57,16 @@ def test_restarts_keep_what_followed_them_and_problems_are_listed_once():
     assert restart["events"] == [{"seq": 7, "text": "server exited with code 0"}]
     found = summary.problems(records)
     # the page's recorded warning and the checker's own finding on the same row are one problem
-    assert [(p["rule"], p["seq"]) for p in found] == [("unmatched-response", 9)]
-    assert found[0]["text"] == "recorded by the page" and found[0]["fix"]
+    assert [(p.rule, p.seq) for p in found] == [("unmatched-response", 9)]
+    assert found[0].text == "recorded by the page" and found[0].fix
+    # a line the reader skipped comes first, on no row
+    assert summary.problems(records, ["line 3: not JSON"])[0] == summary.Problem(None, "unreadable-line",
+                                                                                 "line 3: not JSON")
 
 
 def test_the_summary_names_server_era_transport_command_and_times():
     info = summary.summarize(HEADER, summary.as_records(SESSION))
-    assert (info["server"], info["version"], info["era"], info["transport"]) == ("s", "2", "legacy", "stdio")
-    assert info["command"] == ["python", "s.py", "--token", "[REDACTED]"] and info["env"] == ["API_KEY"]
-    assert (info["first_t"], info["last_t"], info["records"], info["restarts"]) == (10.0, 13.6, 10, 1)
-    assert info["counts"]["request"] == 2 and info["recorded_by"] == "0.1.0"
+    assert (info.server, info.version, info.era, info.transport) == ("s", "2", "legacy", "stdio")
+    assert info.command == ["python", "s.py", "--token", "[REDACTED]"] and info.env == ["API_KEY"]
+    assert (info.first_t, info.last_t, info.records, info.restarts) == (10.0, 13.6, 10, 1)
+    assert info.counts["request"] == 2 and info.recorded_by == "0.1.0" and round(info.duration_s, 6) == 3.6

@@ -12,6 +12,7 @@ import base64
 import gzip
 import hashlib
 import json
+from dataclasses import asdict
 from importlib import resources
 from typing import Iterable
 
@@ -40,14 +41,25 @@ def render_html(header: dict | None, records: list[dict], masked: Iterable[dict]
     """The report of a redacted recording: `masked` lists what redaction masked ({where, kind, path}), `notes`
     the lines the reader skipped."""
     typed = summary.as_records(records)
-    rows = summary.index_rows(typed)
+    found = summary.index(typed)
     data = {
-        "summary": summary.summarize(header, typed, rows), "problems": summary.problems(typed),
+        "summary": asdict(summary.summarize(header, typed, found.rows)),
+        "problems": [asdict(problem) for problem in summary.problems(typed)],
         "masked": list(masked), "notes": list(notes),
-        "records": [record.to_dict() for record in typed], "rows": rows,
-        "calls": summary.tool_calls(typed, rows), "restarts": summary.restarts(typed),
+        "records": [record.to_dict() for record in typed], "rows": found.rows,
+        "calls": [_tool_call(call) for call in found.calls if call.method == "tools/call" and not call.from_server],
+        "restarts": summary.restarts(typed),
     }
     return page(pack(data), _title(data["summary"]))
+
+
+def _tool_call(call: summary.Call) -> dict:
+    """A tools/call we sent, as report_views.js shows it: arguments, answer (result or error), state, duration."""
+    answer, name = call.answer, call.params.get("name")
+    return {"seq": call.seq, "t": call.request.t, "name": name if isinstance(name, str) and name else "?",
+            "arguments": call.params.get("arguments", {}), "answer_seq": call.response.seq if call.response else None,
+            "ms": None if call.latency_ms is None else round(call.latency_ms, 1), "state": call.state,
+            "result": answer["error"] if "error" in answer else answer.get("result")}
 
 
 def pack(data: dict) -> str:

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from typing import Callable
 
-from inspector.protocol.records import EVENT, STDERR, describe_event
-from inspector.recording.reports.md_summary import Call, Problem, find_problems, pair_calls, summarize, when
-from inspector.recording.reports.md_text import fence, html_text, inline, trim_middle, trim_value
+from inspector.protocol.records import EVENT, STDERR, Record, describe_event
+from inspector.recording.reports.md_text import fence, html_text, inline, trim_middle, trim_value, when
+from inspector.recording.reports.summary import Call, Problem, as_records, index, problems as find_problems, summarize
 
 LIMIT = 65_000
 """Characters; GitHub refuses a comment or issue body over 65,536."""
@@ -44,9 +44,20 @@ Picked = Callable[[int], bool]
 def render_markdown(header: dict | None, records: list[dict], problems: list[Problem], *,
                     picked: Picked = lambda seq: True, limit: int = LIMIT) -> str:
     """The report of the picked records (by seq) of a redacted recording."""
-    calls = [call for call in pair_calls(records) if any(picked(seq) for seq in call.seqs)]
+    return _render(header, records, as_records(records), problems, picked, limit)
+
+
+def report_for(header: dict | None, records: list[dict], unreadable: list[str], picked: Picked) -> str:
+    """render_markdown with the problems found in the records (and the lines the reader skipped)."""
+    typed = as_records(records)  # once: a recording may hold 100,000 records
+    return _render(header, records, typed, find_problems(typed, unreadable), picked, LIMIT)
+
+
+def _render(header: dict | None, records: list[dict], typed: list[Record], problems: list[Problem],
+            picked: Picked, limit: int) -> str:
+    calls = [call for call in index(typed).calls if any(picked(seq) for seq in call.seqs)]
     problems = [p for p in problems if p.seq is None or picked(p.seq)]
-    parts = [_head(header, records, calls, picked),
+    parts = [_head(header, typed, calls, picked),
              _capped("Problems", [_problem_line(p) for p in problems], PROBLEMS_LIMIT),
              _capped("Events", _event_lines(records, picked), EVENTS_LIMIT),
              _outside_calls(records, calls, picked)]
@@ -65,32 +76,29 @@ def render_markdown(header: dict | None, records: list[dict], problems: list[Pro
 def render_call(header: dict | None, records: list[dict], seq: int) -> str | None:
     """One call's report (the page's "Copy as bug report"): the summary, then the call whose request or answer is
     `seq`; None when no call has that seq."""
-    calls = [call for call in pair_calls(records) if seq in call.seqs]
+    typed = as_records(records)
+    calls = [call for call in index(typed).calls if seq in call.seqs]
     if not calls:
         return None
     block, trimmed = _call_block(calls[0], open_=True)
-    head = _head(header, records, calls, lambda s: True, whole=False)
+    head = _head(header, typed, calls, lambda s: True, whole=False)
     return head + block + (TRIM_NOTE + "\n" if trimmed else "")
 
 
-def report_for(header: dict | None, records: list[dict], unreadable: list[str], picked: Picked) -> str:
-    """render_markdown with the problems found in the records (and the lines the reader skipped)."""
-    return render_markdown(header, records, find_problems(records, unreadable), picked=picked)
-
-
-def _head(header: dict | None, records: list[dict], calls: list[Call], picked: Picked, *, whole: bool = True) -> str:
+def _head(header: dict | None, records: list[Record], calls: list[Call], picked: Picked, *, whole: bool = True) -> str:
     """The title and the summary table; `whole` adds the counts and the length of the recording (not for one call,
     whose few records say nothing about the session)."""
     s = summarize(header, records)
-    era = s.era if s.protocol_version == "?" else f"{s.era} (protocol {s.protocol_version})"
-    rows = [("server", s.server), ("version", s.version), ("era", era), ("transport", s.transport),
-            ("command", s.command or "?"), ("mcp-inspect", s.inspector),
-            ("recorded", when(s.created, s.duration_s if whole else None))]
+    era = _or(s.era) if s.protocol_version is None else f"{_or(s.era)} (protocol {s.protocol_version})"
+    command = " ".join(s.command) if s.command else s.url
+    rows = [("server", _or(s.server)), ("version", _or(s.version)), ("era", era), ("transport", _or(s.transport)),
+            ("command", _or(command)), ("mcp-inspect", _or(s.recorded_by)),
+            ("recorded", when(_or(s.created), s.duration_s if whole else None))]
     if whole:
-        rows += [("records", f"{sum(1 for r in records if picked(r['seq'])):,} of {len(records):,}"),
+        rows += [("records", f"{sum(1 for r in records if picked(r.seq)):,} of {len(records):,}"),
                  ("calls", f"{len(calls):,}")]
     table = "".join(f"| {name} | {inline(value)} |\n" for name, value in rows)
-    named = " ".join(inline(part) for part in (s.server, s.version) if part != "?")
+    named = " ".join(inline(part) for part in (s.server, s.version) if part)
     title = f"mcp-inspect report: {named}" if named else "mcp-inspect report"
     return f"## {title}\n\n| | |\n| --- | --- |\n{table}\n"
 
@@ -108,7 +116,7 @@ def _event_lines(records: list[dict], picked: Picked) -> list[str]:
 
 def _outside_calls(records: list[dict], calls: list[Call], picked: Picked) -> str:
     """The picked stderr written while no call was open (a traceback at start-up, say), fenced."""
-    during = {r["seq"] for call in calls for r in call.stderr}
+    during = {r.seq for call in calls for r in call.stderr}
     lines = [str(r.get("text", "")) for r in records
              if r.get("kind") == STDERR and r["seq"] not in during and picked(r["seq"])]
     if not lines:
@@ -161,12 +169,12 @@ def _call_block(call: Call, open_: bool = False) -> tuple[str, bool]:
     cut_response = False
     if call.response is not None:
         response, cut_response = _message(call.response)
-        parts.append(f"**Response** #{call.response['seq']}\n\n{response}\n")
+        parts.append(f"**Response** #{call.response.seq}\n\n{response}\n")
     else:
         parts.append("No response was recorded.\n\n")
     cut_stderr = False
     if call.stderr:
-        lines = "\n".join(str(r.get("text", "")) for r in call.stderr)
+        lines = "\n".join(r.text or "" for r in call.stderr)
         text, dropped = trim_middle(lines, STDERR_LIMIT)
         count = _lines(len(call.stderr) + call.stderr_more)
         parts.append(f"**stderr during the call** ({count})\n\n{fence(text, 'text')}\n")
@@ -175,11 +183,15 @@ def _call_block(call: Call, open_: bool = False) -> tuple[str, bool]:
     return "".join(parts), cut_request or cut_response or cut_stderr
 
 
+def _or(value: str | None) -> str:
+    return "?" if value is None else value
+
+
 def _lines(count: int) -> str:
     return f"{count:,} line{'' if count == 1 else 's'}"
 
 
-def _message(record: dict) -> tuple[str, bool]:
-    value, cut = trim_value(record.get("msg"), text_limit=TEXT_LIMIT, items_limit=ITEMS_LIMIT)
+def _message(record: Record) -> tuple[str, bool]:
+    value, cut = trim_value(record.msg, text_limit=TEXT_LIMIT, items_limit=ITEMS_LIMIT)
     text, dropped = trim_middle(json.dumps(value, indent=2, ensure_ascii=False), MESSAGE_LIMIT)
     return fence(text, "json"), cut or dropped > 0

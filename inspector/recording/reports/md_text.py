@@ -3,6 +3,7 @@ trimming the middle of long values (saying how much went)."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import html
 import re
 from typing import Any
@@ -86,3 +87,12 @@ def trim_value(value: Any, *, text_limit: int, items_limit: int) -> tuple[Any, b
         return node
 
     return walk(value), trimmed
+
+
+def when(created: str, duration_s: float | None) -> str:
+    """'2026-11-30 10:12:03 UTC, 4.2 s' from the header's time and the recording's length."""
+    try:
+        start = _dt.datetime.fromisoformat(created.replace("Z", "+00:00")).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except ValueError:
+        start = created
+    return start if duration_s is None else f"{start}, {duration_s:.1f} s"

@@ -20,7 +20,7 @@ from inspector.recording.files import RecordingError, read_recording
 from inspector.protocol import jsonrpc
 from inspector.recording.reports.formats import REPORTS
 from inspector.recording.reports.markdown import render_call
-from inspector.recording.reports.md_summary import STDERR_KEPT
+from inspector.recording.reports.summary import STDERR_KEPT
 from inspector.protocol.json import loads
 from inspector.protocol.redact import Rules
 from inspector.session.sharing import ReplayRun
