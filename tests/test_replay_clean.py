@@ -24,10 +24,14 @@ def mcp(args: list[str], cwd, timeout: float = 90) -> subprocess.CompletedProces
                           timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
-def page_recording(base: Path, server_argv: list[str], *options: str) -> Path:
-    """A page session recorded by the real inspector: the handshake, the lists, one echo call from the page, stop."""
+def page_recording(base: Path, server_argv: list[str], *options: str, first=None) -> Path:
+    """A page session recorded by the real inspector: the handshake, the lists, one echo call from the page, stop.
+    `first` (a predicate on one record, with its description) is waited for before the call."""
     inspector = start_inspector(base, server_argv, *options)
     try:
+        if first is not None:
+            predicate, what = first
+            wait_for(lambda: any(predicate(r) for r in records_in(inspector.record)), 60, message=what)
         wait_for(lambda: inspector.post("/tools/echo/call", {"arguments": '{"message":"hi","text":"hi"}'})[0] == 200,
                  60, message="the echo tool listed")
         wait_for(lambda: any(r.get("kind") == "message" and r["dir"] == "from_server" and
@@ -165,10 +169,10 @@ def test_a_page_recording_of_a_2026_07_28_server_replays_clean_with_its_listen_s
 def test_an_http_page_recording_of_server_everything_replays_clean_with_its_roots_request(tmp_path):
     proc, url = start_everything("streamableHttp", tmp_path / "everything.log")
     try:
-        recording = page_recording(tmp_path, [], "--url", url)
-        asked = [r for r in records_in(recording) if r.get("dir") == "from_server" and
-                 r.get("msg", {}).get("method") == "roots/list"]
-        assert asked, "server-everything asked no roots/list while recording"
+        # server-everything asks roots/list 350 ms after initialize, on its own: wait for it before the call.
+        def roots_asked(record: dict) -> bool:
+            return record.get("dir") == "from_server" and record.get("msg", {}).get("method") == "roots/list"
+        recording = page_recording(tmp_path, [], "--url", url, first=(roots_asked, "server-everything's roots/list"))
         result = mcp(["replay", str(recording), "--json", "--url", url], tmp_path)
     finally:
         stop_process_group(proc)

@@ -268,7 +268,7 @@ class Replayer:
         exchange = client.expect(new_id, msg["method"])
         if not client.send(self._prepare({**msg, "id": new_id}), origin=record.origin):
             if client.forget(exchange):  # no response will come: judged as missing at its wait point
-                client.finish(exchange, failure=RequestFailed(f"{msg['method']}: the server's stdin is closed",
+                client.finish(exchange, failure=RequestFailed(f"{msg['method']}: {_stdin_closed(client)}",
                                                               reason="exited"))
         return step, exchange, recorded_id
 
@@ -375,3 +375,16 @@ class Replayer:
         if ask.reply is None:
             return None  # unanswered in the recording: leave it unanswered now too
         return {**ask.reply, "id": msg.get("id")}
+
+
+EXIT_GRACE = 5.0
+"""How long a refused write waits for the server's exit to be known, so the failure can say how it ended."""
+
+
+def _stdin_closed(client: Client) -> str:
+    """Why a write was refused, with the server's exit when it is dying (a server that failed at start)."""
+    transport = client.transport
+    if transport is not None and transport.pid is not None:
+        transport.exited.wait(EXIT_GRACE)  # its stdin is closed: the exit is on its way
+    info = transport.exit_info if transport is not None else None
+    return f"the server {info.describe()}" if info is not None else "the server's stdin is closed"
