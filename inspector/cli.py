@@ -16,8 +16,8 @@ from pathlib import Path
 from inspector import __version__
 from inspector.command_line import UsageError, env_pairs
 from inspector.commands.common import (
-    Parser, add_http_options, add_protocol_options, add_rules_option, add_server_options, disabled_rules,
-    header_values, seconds, url_value, value_options,
+    Parser, add_config_options, add_http_options, add_protocol_options, add_rules_option, add_server_options,
+    config_entries, disabled_rules, header_values, seconds, url_value, value_options,
 )
 from inspector.config import Config, server_name
 from inspector.client.targets import url_name
@@ -48,10 +48,7 @@ def build_parser() -> Parser:
                         help="a root reported to the server's roots/list (repeatable; default: the working "
                              "directory as a file: URI)")
     add_http_options(parser)
-    parser.add_argument("--config", metavar="FILE",
-                        help="a Claude Desktop, Cursor or VS Code MCP config file: run one of its servers")
-    parser.add_argument("--server", metavar="NAME",
-                        help="with --config: the server entry to run (default: pick one in the page)")
+    add_config_options(parser)
     add_rules_option(parser)
     parser.add_argument("--watch", action="append", default=[], metavar="PATH",
                         help="restart the server when files under PATH change (repeatable; default: the folder of "
@@ -139,7 +136,7 @@ def parse_config(argv: list[str]) -> Config:
         url = url_value(args.url)
         name = url_name(url)
     elif args.config:
-        entries, entry = _config_entries(args.config, args.server, dict(env))
+        entries, entry = config_entries(args.config, args.server, dict(env), headers, need_one=False)
         name = Path(args.config).stem
         if entry is not None:
             entry_name, name = entry.name, entry.name
@@ -148,7 +145,7 @@ def parse_config(argv: list[str]) -> Config:
                 env = list(entry.env)  # with_env already put -e values over the file's
             else:
                 url, transport = entry.url, entry.transport
-                headers = tuple(entry.headers) + headers
+                headers = tuple(entry.headers)  # with_headers put -H values over the file's
     elif not command:
         raise UsageError("no server command given (try: mcp-inspect python server.py, mcp-inspect --url "
                          "http://127.0.0.1:8000/mcp, or mcp-inspect --demo)")
@@ -163,23 +160,6 @@ def parse_config(argv: list[str]) -> Config:
                   roots=tuple(args.root), disabled_rules=disabled, protocol=args.protocol,
                   probe_timeout=args.probe_timeout, url=url, transport=transport,
                   headers=headers, config_file=args.config, config_entries=tuple(entries), entry_name=entry_name)
-
-
-def _config_entries(path: str, wanted: str | None, env: dict[str, str]):
-    """(every entry of the file, the one to run now or None to let the page pick); raises UsageError."""
-    from inspector.client_configs import ConfigError, load_config_file, pick
-
-    try:
-        entries = load_config_file(path)
-        if not entries:
-            raise UsageError(f"--config {path}: the file lists no servers")
-        entries = {name: entry.with_env(env) for name, entry in entries.items()}
-        entry = pick(entries, wanted) if wanted or len(entries) == 1 else None
-    except ConfigError as exc:
-        raise UsageError(f"--config {path}: {exc}") from None
-    if entry is not None and not entry.startable:
-        raise UsageError(f"--config {path}: server {entry.name!r} cannot be started: " + "; ".join(entry.problems))
-    return list(entries.values()), entry
 
 
 def _check_host(host: str) -> str:

@@ -24,6 +24,7 @@ from inspector.protocol.eras import PROBE_SECONDS
 from inspector.recording.files import RecordingError, Sink, close_sink, open_sink
 from inspector.transport.stdio import SpawnError
 from inspector.protocol.records import EVENT, MESSAGE, TO_SERVER, Record
+from inspector.commands.common import add_config_options, use_config_entry
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_rules_option, add_server_options,
     disabled_rules, dumps, http_target, env_keys, fail, masker_for, server_env, split_command, terminal_text,
@@ -135,6 +136,7 @@ def build_parser() -> Parser:
     add_server_options(parser)
     add_protocol_options(parser, timeout_help="seconds to wait for each answer", timeout_default=DEFAULT_CHECK_TIMEOUT)
     add_http_options(parser)
+    add_config_options(parser)
     return parser
 
 
@@ -142,9 +144,11 @@ def parse_check(argv: list[str]) -> CheckArgs:
     """Parse `check`'s arguments; raises UsageError."""
     ours, command = split_command(argv)
     args = build_parser().parse_args(ours)
+    command = use_config_entry(args, command)
     http = http_target(args, command)
     if not command and http is None:
-        raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py) or --url")
+        raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py) "
+                         "or --url or --config FILE")
     return CheckArgs(command=command, json=args.json, disabled=disabled_rules(args.rules), timeout=args.timeout,
                      record=args.record, env=tuple(args.env), cwd=args.cwd, protocol=args.protocol,
                      probe_timeout=args.probe_timeout, http=http)
