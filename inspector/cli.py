@@ -2,14 +2,19 @@
 
 Our options come only before the first token that is not one of ours; everything from the server command on is
 the server's argv, untouched. Subcommands exist only as the first argument, so `mcp-inspect -- check` runs a
-program named check. argparse cannot express "options, then a foreign argv", so the split is done here and
+program named check; so does `help`, unless a program of that name is on PATH. A server command that is no program
+but looks like a subcommand or a recording is answered with what was meant. argparse cannot express "options, then a foreign argv", so the split is done here and
 argparse only validates our part.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import ipaddress
+import os
+import shlex
+import shutil
 import sys
 from pathlib import Path
 
@@ -22,7 +27,18 @@ from inspector.commands.common import (
 from inspector.config import Config, server_name
 from inspector.client.targets import url_name
 
-SUBCOMMANDS = ("view", "replay", "call", "export", "check")
+# Each subcommand with its line in `mcp-inspect --help` (the first argument only: `mcp-inspect -- check` runs a program
+# named check).
+SUBCOMMANDS = {
+    "view": ("view FILE.jsonl", "open a recording in the browser, read-only"),
+    "replay": ("replay FILE.jsonl -- CMD", "re-send a recording's requests to a server, compare the answers"),
+    "export": ("export FILE.jsonl -o OUT", "a copy with secrets masked, or an HTML or Markdown report (--format)"),
+    "call": ("call METHOD -- CMD", "send one request to a server and print its result as JSON"),
+    "check": ("check -- CMD", "list a server's offer, review its tools, report protocol mistakes (for CI)"),
+}
+COMMANDS_HELP = ("commands (each has --help, or: mcp-inspect help COMMAND; --url URL or --config FILE --server NAME\n"
+                 "may stand for -- CMD):\n"
+                 + "\n".join(f"  mcp-inspect {usage:<25} {line}" for usage, line in SUBCOMMANDS.values()))
 
 
 def build_parser() -> Parser:
@@ -33,8 +49,8 @@ def build_parser() -> Parser:
         usage="mcp-inspect [OPTIONS] [--] COMMAND [ARGS...]\n       mcp-inspect --demo [OPTIONS]",
         description="Inspect an MCP server: spawn it over stdio, show its JSON-RPC traffic and stderr live in\n"
                     "the browser, call its tools by hand, and record the session.",
-        epilog="Example: mcp-inspect python server.py --port 9\n"
-               "(--port 9 goes to the server: our options come first)")
+        epilog=COMMANDS_HELP + "\n\nExample: mcp-inspect python server.py --port 9\n"
+                               "(--port 9 goes to the server: our options come first)")
     parser.add_argument("--version", action="version", version=f"mcp-inspect {__version__}")
     parser.add_argument("--demo", action="store_true", help="run the bundled demo server (a tour for new users)")
     _add_page_options(parser)
@@ -150,6 +166,7 @@ def parse_config(argv: list[str]) -> Config:
         raise UsageError("no server command given (try: mcp-inspect python server.py, mcp-inspect --url "
                          "http://127.0.0.1:8000/mcp, or mcp-inspect --demo)")
     else:
+        refuse_mistaken_command(command, args.cwd, dict(env).get("PATH", os.environ.get("PATH", os.defpath)))
         name = server_name(command, args.cwd)
     return Config(command=tuple(command), cwd=cwd, env=tuple(env), host=host, port=args.port,
                   open_browser=not args.no_open, record_path=args.record, no_record=args.no_record,
@@ -160,6 +177,36 @@ def parse_config(argv: list[str]) -> Config:
                   roots=tuple(args.root), disabled_rules=disabled, protocol=args.protocol,
                   probe_timeout=args.probe_timeout, url=url, transport=transport,
                   headers=headers, config_file=args.config, config_entries=tuple(entries), entry_name=entry_name)
+
+
+def refuse_mistaken_command(command: list[str], cwd: str | None, path: str) -> None:
+    """Raise UsageError saying what was meant when the server command is a recording, or is no program on PATH but
+    looks like one of our subcommands (`mcp-inspect calls ...`), instead of the spawn's bare "command not found".
+    A program of that name on PATH still runs: the command line is the server's."""
+    program = command[0]
+    if program.endswith(".jsonl") and Path(cwd or ".", program).is_file():
+        raise UsageError(f"{program} is a recording, not a server command: open it with `mcp-inspect view "
+                         f"{shlex.quote(program)}`, or replay it with `mcp-inspect replay {shlex.quote(program)} -- "
+                         "COMMAND`")
+    if os.sep in program or shutil.which(program, path=path):
+        return
+    close = difflib.get_close_matches(program.lower(), [*SUBCOMMANDS, "help"], n=1, cutoff=0.75)
+    if close:
+        meant = "--help" if close[0] == "help" else close[0]
+        raise UsageError(f"command not found: {program}; did you mean `mcp-inspect {meant}`? (subcommands: "
+                         f"{', '.join(SUBCOMMANDS)}; see mcp-inspect --help)")
+
+
+def show_help(topics: list[str]) -> int:
+    """`mcp-inspect help [COMMAND]`: the main --help, or a subcommand's."""
+    if not topics:
+        build_parser().print_help()
+        return 0
+    if topics[0] not in SUBCOMMANDS or len(topics) > 1:
+        print(f"mcp-inspect: help takes one of: {', '.join(SUBCOMMANDS)} (got {shlex.join(topics)})",
+              file=sys.stderr)
+        return 2
+    return main([topics[0], "--help"])
 
 
 def _check_host(host: str) -> str:
@@ -193,6 +240,8 @@ def parse_view(argv: list[str]) -> Config:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mcp-inspect` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["help"] and not shutil.which("help"):  # a program named help on PATH would still run
+        return show_help(argv[1:])
     subcommand = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     if subcommand in ("call", "replay", "export", "check"):
         from inspector.commands import run_subcommand  # headless: never imports Flask, so `call` starts fast
