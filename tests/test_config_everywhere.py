@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from conftest import ROOT, fixture_command, needs_everything, start_everything, stop_process_group
+from conftest import (
+    ROOT, fixture_command, needs_everything, start_everything, stop_process_group, wait_tools_listed,
+)
 from inspector.client_configs import parse_config
 
 PY = sys.executable
@@ -160,3 +162,13 @@ def test_the_page_takes_dash_h_for_an_input_header_too(tmp_path):
     assert config.headers == (("X-Team", "core"), ("Authorization", "Bearer s3cret"))
     [entry] = config.config_entries
     assert entry.headers == config.headers and entry.startable
+
+
+@needs_everything
+def test_the_page_runs_a_cursor_sse_url_entry(page_factory, tmp_path, everything_urls):
+    """headless-http.md finding 9 as found: the page's start of a Cursor `url` entry for an SSE server (was: 404)."""
+    config = write_config(tmp_path, "cursor", {"everything-sse": {"url": everything_urls["sse"]}})
+    inspector = page_factory([], "--config", config, "--server", "everything-sse")
+    tools = wait_tools_listed(inspector, timeout=60)
+    assert "echo" in {tool["name"] for tool in tools}
+    assert inspector.session.http_transport == "sse"
