@@ -172,3 +172,13 @@ def test_the_page_runs_a_cursor_sse_url_entry(page_factory, tmp_path, everything
     tools = wait_tools_listed(inspector, timeout=60)
     assert "echo" in {tool["name"] for tool in tools}
     assert inspector.session.http_transport == "sse"
+
+
+@needs_everything
+def test_replay_names_the_url_an_http_recording_was_made_with(tmp_path, everything_urls):
+    record = tmp_path / "http.jsonl"
+    url = everything_urls["streamableHttp"]
+    called = run_command(["call", "tools/list", "--record", str(record), "--url", url], tmp_path)
+    assert "echo" in tool_names(called)
+    result = run_command(["replay", str(record)], tmp_path)
+    assert result.returncode == 2 and f"the recording was made with --url {url}" in result.stderr, result.stderr
