@@ -2,27 +2,43 @@
 
 Our options come only before the first token that is not one of ours; everything from the server command on is
 the server's argv, untouched. Subcommands exist only as the first argument, so `mcp-inspect -- check` runs a
-program named check. argparse cannot express "options, then a foreign argv", so the split is done here and
+program named check; so does `help`, unless a program of that name is on PATH. A server command that is no program
+but looks like a subcommand or a recording is answered with what was meant. argparse cannot express "options, then a foreign argv", so the split is done here and
 argparse only validates our part.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import ipaddress
+import os
+import shlex
+import shutil
 import sys
 from pathlib import Path
 
 from inspector import __version__
 from inspector.command_line import UsageError, env_pairs
 from inspector.commands.common import (
-    Parser, add_http_options, add_protocol_options, add_rules_option, add_server_options, disabled_rules,
-    header_values, seconds, url_value, value_options,
+    Parser, add_config_options, add_http_options, add_protocol_options, add_rules_option, add_server_options,
+    config_entries, disabled_rules, header_values, seconds, url_value, value_options,
 )
 from inspector.config import Config, server_name
 from inspector.client.targets import url_name
 
-SUBCOMMANDS = ("view", "replay", "call", "export", "check")
+# Each subcommand with its line in `mcp-inspect --help` (the first argument only: `mcp-inspect -- check` runs a program
+# named check).
+SUBCOMMANDS = {
+    "view": ("view FILE.jsonl", "open a recording in the browser, read-only"),
+    "replay": ("replay FILE.jsonl -- CMD", "re-send a recording's requests to a server, compare the answers"),
+    "export": ("export FILE.jsonl -o OUT", "a copy with secrets masked, or an HTML or Markdown report (--format)"),
+    "call": ("call METHOD -- CMD", "send one request to a server and print its result as JSON"),
+    "check": ("check -- CMD", "list a server's offer, review its tools, report protocol mistakes (for CI)"),
+}
+COMMANDS_HELP = ("commands (each has --help, or: mcp-inspect help COMMAND; --url URL or --config FILE --server NAME\n"
+                 "may stand for -- CMD):\n"
+                 + "\n".join(f"  mcp-inspect {usage:<25} {line}" for usage, line in SUBCOMMANDS.values()))
 
 
 def build_parser() -> Parser:
@@ -33,8 +49,8 @@ def build_parser() -> Parser:
         usage="mcp-inspect [OPTIONS] [--] COMMAND [ARGS...]\n       mcp-inspect --demo [OPTIONS]",
         description="Inspect an MCP server: spawn it over stdio, show its JSON-RPC traffic and stderr live in\n"
                     "the browser, call its tools by hand, and record the session.",
-        epilog="Example: mcp-inspect python server.py --port 9\n"
-               "(--port 9 goes to the server: our options come first)")
+        epilog=COMMANDS_HELP + "\n\nExample: mcp-inspect python server.py --port 9\n"
+                               "(--port 9 goes to the server: our options come first)")
     parser.add_argument("--version", action="version", version=f"mcp-inspect {__version__}")
     parser.add_argument("--demo", action="store_true", help="run the bundled demo server (a tour for new users)")
     _add_page_options(parser)
@@ -48,10 +64,7 @@ def build_parser() -> Parser:
                         help="a root reported to the server's roots/list (repeatable; default: the working "
                              "directory as a file: URI)")
     add_http_options(parser)
-    parser.add_argument("--config", metavar="FILE",
-                        help="a Claude Desktop, Cursor or VS Code MCP config file: run one of its servers")
-    parser.add_argument("--server", metavar="NAME",
-                        help="with --config: the server entry to run (default: pick one in the page)")
+    add_config_options(parser)
     add_rules_option(parser)
     parser.add_argument("--watch", action="append", default=[], metavar="PATH",
                         help="restart the server when files under PATH change (repeatable; default: the folder of "
@@ -139,7 +152,7 @@ def parse_config(argv: list[str]) -> Config:
         url = url_value(args.url)
         name = url_name(url)
     elif args.config:
-        entries, entry = _config_entries(args.config, args.server, dict(env))
+        entries, entry = config_entries(args.config, args.server, dict(env), headers, need_one=False)
         name = Path(args.config).stem
         if entry is not None:
             entry_name, name = entry.name, entry.name
@@ -148,11 +161,12 @@ def parse_config(argv: list[str]) -> Config:
                 env = list(entry.env)  # with_env already put -e values over the file's
             else:
                 url, transport = entry.url, entry.transport
-                headers = tuple(entry.headers) + headers
+                headers = tuple(entry.headers)  # with_headers put -H values over the file's
     elif not command:
         raise UsageError("no server command given (try: mcp-inspect python server.py, mcp-inspect --url "
                          "http://127.0.0.1:8000/mcp, or mcp-inspect --demo)")
     else:
+        refuse_mistaken_command(command, args.cwd, dict(env).get("PATH", os.environ.get("PATH", os.defpath)))
         name = server_name(command, args.cwd)
     return Config(command=tuple(command), cwd=cwd, env=tuple(env), host=host, port=args.port,
                   open_browser=not args.no_open, record_path=args.record, no_record=args.no_record,
@@ -165,21 +179,34 @@ def parse_config(argv: list[str]) -> Config:
                   headers=headers, config_file=args.config, config_entries=tuple(entries), entry_name=entry_name)
 
 
-def _config_entries(path: str, wanted: str | None, env: dict[str, str]):
-    """(every entry of the file, the one to run now or None to let the page pick); raises UsageError."""
-    from inspector.client_configs import ConfigError, load_config_file, pick
+def refuse_mistaken_command(command: list[str], cwd: str | None, path: str) -> None:
+    """Raise UsageError saying what was meant when the server command is a recording, or is no program on PATH but
+    looks like one of our subcommands (`mcp-inspect calls ...`), instead of the spawn's bare "command not found".
+    A program of that name on PATH still runs: the command line is the server's."""
+    program = command[0]
+    if program.endswith(".jsonl") and Path(cwd or ".", program).is_file():
+        raise UsageError(f"{program} is a recording, not a server command: open it with `mcp-inspect view "
+                         f"{shlex.quote(program)}`, or replay it with `mcp-inspect replay {shlex.quote(program)} -- "
+                         "COMMAND`")
+    if os.sep in program or shutil.which(program, path=path):
+        return
+    close = difflib.get_close_matches(program.lower(), [*SUBCOMMANDS, "help"], n=1, cutoff=0.75)
+    if close:
+        meant = "--help" if close[0] == "help" else close[0]
+        raise UsageError(f"command not found: {program}; did you mean `mcp-inspect {meant}`? (subcommands: "
+                         f"{', '.join(SUBCOMMANDS)}; see mcp-inspect --help)")
 
-    try:
-        entries = load_config_file(path)
-        if not entries:
-            raise UsageError(f"--config {path}: the file lists no servers")
-        entries = {name: entry.with_env(env) for name, entry in entries.items()}
-        entry = pick(entries, wanted) if wanted or len(entries) == 1 else None
-    except ConfigError as exc:
-        raise UsageError(f"--config {path}: {exc}") from None
-    if entry is not None and not entry.startable:
-        raise UsageError(f"--config {path}: server {entry.name!r} cannot be started: " + "; ".join(entry.problems))
-    return list(entries.values()), entry
+
+def show_help(topics: list[str]) -> int:
+    """`mcp-inspect help [COMMAND]`: the main --help, or a subcommand's."""
+    if not topics:
+        build_parser().print_help()
+        return 0
+    if topics[0] not in SUBCOMMANDS or len(topics) > 1:
+        print(f"mcp-inspect: help takes one of: {', '.join(SUBCOMMANDS)} (got {shlex.join(topics)})",
+              file=sys.stderr)
+        return 2
+    return main([topics[0], "--help"])
 
 
 def _check_host(host: str) -> str:
@@ -215,6 +242,8 @@ def parse_view(argv: list[str]) -> Config:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mcp-inspect` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["help"] and not shutil.which("help"):  # a program named help on PATH would still run
+        return show_help(argv[1:])
     subcommand = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     if subcommand in ("call", "replay", "export", "check"):
         from inspector.commands import run_subcommand  # headless: never imports Flask, so `call` starts fast

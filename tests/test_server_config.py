@@ -71,7 +71,8 @@ def test_cursor_stdio_url_headers_and_sse(tmp_path):
     assert entries["local"].command == ("python", f"{project}/server.py")
     assert entries["local"].env == (("TOKEN", "t0k"),)
     remote = entries["remote"]
-    assert (remote.transport, remote.url) == ("streamable-http", "https://mcp.example.com/mcp")
+    # no type: reached as --url is, Streamable HTTP falling back to SSE (headless-http.md finding 9)
+    assert (remote.transport, remote.url) == ("auto", "https://mcp.example.com/mcp")
     assert remote.headers == (("Authorization", "Bearer t0k"),)
     assert remote.command == () and remote.startable
     assert (entries["legacy"].transport, entries["legacy"].url) == ("sse", "http://127.0.0.1:8000/sse")
@@ -183,7 +184,8 @@ def test_vscode_http_and_sse(vscode):
     _, entries = vscode
     github = entries["github"]
     assert (github.transport, github.url) == ("streamable-http", "https://api.githubcopilot.com/mcp/")
-    assert github.problems == ("header Authorization uses ${input:gh-token}, which mcp-inspect cannot ask for",)
+    assert github.problems == ("header Authorization uses ${input:gh-token}, which mcp-inspect cannot ask for; "
+                               "set it with -H 'Authorization: ...'",)
     assert entries["events"].transport == "sse" and entries["events"].startable
 
 
@@ -319,7 +321,9 @@ def test_url_snippet_round_trips_without_secrets(flavour, transport):
                                    transport=transport, flavour=flavour)
     assert "✓" in snippet  # ensure_ascii=False
     entry = parse_config(snippet, environ={})["Remote ✓"]
-    assert (entry.transport, entry.url, entry.command) == (transport, "https://example.com/mcp", ())
+    # claude/cursor write no type for Streamable HTTP: read back as auto, which tries Streamable HTTP first
+    read_as = "auto" if transport == "streamable-http" and flavour != "vscode" else transport
+    assert (entry.transport, entry.url, entry.command) == (read_as, "https://example.com/mcp", ())
     [(header, value)] = entry.headers
     assert header == "Authorization"
     assert value.startswith("${input:") if flavour == "vscode" else value == "<set Authorization here>"

@@ -4,7 +4,8 @@ Formats read (all parsed with json5, so comments and trailing commas are fine ev
 
 * Claude Desktop / Claude Code / Cursor:
   ``{"mcpServers": {NAME: {"command", "args", "env", "cwd"} | {"url", "headers"}}}``,
-  with an optional ``"type"`` (``stdio``, ``http``, ``streamable-http``, ``sse``).
+  with an optional ``"type"`` (``stdio``, ``http``, ``streamable-http``, ``sse``); a ``url`` without one is reached
+  as ``--url`` is: Streamable HTTP, falling back to the legacy HTTP+SSE transport (transport ``auto``).
 * VS Code ``mcp.json``: ``{"servers": {NAME: {"type", ...}}, "inputs": [...]}``, plus ``envFile`` (dotenv syntax,
   read with python-dotenv); the older ``settings.json`` form ``{"mcp": {"servers": ..., "inputs": ...}}`` is read too.
 
@@ -13,7 +14,8 @@ Values may use ``${…}`` variables (client_configs.variables).
 What is wrong with an entry is said in words, one line each, instead of raising: ``problems`` block a start,
 ``notes`` do not (``disabled: true`` is a note: picking that server by name is a deliberate choice).
 Every problem about one env variable starts with ``"env KEY "`` and its key is in ``unresolved_env``, so
-``ServerEntry.with_env`` can drop it once ``-e KEY=...`` supplies the value.
+``ServerEntry.with_env`` can drop it once ``-e KEY=...`` supplies the value; likewise every problem about one header
+starts with ``"header NAME "``, for ``ServerEntry.with_headers`` and ``-H 'NAME: value'``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -48,7 +50,7 @@ class ServerEntry:
     name: str
     """The key in the file, spelled as there."""
     transport: str
-    """"stdio", "streamable-http" or "sse"."""
+    """"stdio", "streamable-http", "sse", or "auto" (a url with no type: Streamable HTTP, falling back to SSE)."""
     command: tuple[str, ...] = ()
     """argv: command + args (stdio only)."""
     env: tuple[tuple[str, str], ...] = ()
@@ -78,6 +80,18 @@ class ServerEntry:
         problems = tuple(p for p in self.problems if not any(p.startswith(f"env {key} ") for key in fixed))
         return replace(self, env=tuple(env.items()), problems=problems,
                        unresolved_env=tuple(k for k in self.unresolved_env if k not in overrides))
+
+    def with_headers(self, overrides: Iterable[tuple[str, str]]) -> ServerEntry:
+        """This HTTP entry with ``-H`` values applied (a header of the same name, in any case, is replaced), and the
+        problems they fix dropped: how a ``${input:...}`` in a header is supplied. A stdio entry has no headers."""
+        overrides = list(overrides)
+        if self.transport == "stdio" or not overrides:
+            return self
+        given = {name.lower() for name, _ in overrides}
+        kept = [(name, value) for name, value in self.headers if name.lower() not in given]
+        problems = tuple(p for p in self.problems
+                         if not (p.startswith("header ") and p.split(" ", 2)[1].lower() in given))
+        return replace(self, headers=tuple(kept + overrides), problems=problems)
 
 
 
@@ -236,7 +250,7 @@ def _transport(raw: dict, b: _Builder) -> str:
     if kind is None:
         if not has_command and not has_url:
             b.problems.append("has neither command nor url")
-        return "streamable-http" if has_url and not has_command else "stdio"
+        return "auto" if has_url and not has_command else "stdio"
     normal = str(kind).lower().replace("-", "").replace("_", "")
     transport = {"stdio": "stdio", "http": "streamable-http", "streamablehttp": "streamable-http", "sse": "sse"}.get(
         normal)
@@ -340,7 +354,7 @@ def _http_fields(raw: dict, b: _Builder) -> dict:
 
 
 def _headers(raw: dict, b: _Builder) -> tuple[tuple[str, str], ...]:
-    """The entry's headers, expanded; unusable values are problems (no command-line fix exists for them)."""
+    """The entry's headers, expanded; unusable values are problems, each fixed by -H with its name (with_headers)."""
     headers = raw.get("headers") or {}
     if not isinstance(headers, dict):
         b.problems.append(f"headers is {_kind(headers)}, not an object")
@@ -353,7 +367,7 @@ def _headers(raw: dict, b: _Builder) -> tuple[tuple[str, str], ...]:
         if not isinstance(value, str):
             b.problems.append(f"header {key} is {_kind(value)}, not a string")
             continue
-        text = b.expand(f"header {key}", value)
+        text = b.expand(f"header {key}", value, f"; set it with -H '{key}: ...'")
         if text is not None and _PLACEHOLDER.match(text):
             b.problems.append(f"header {key} is still the placeholder {text}")
         pairs.append((key, value if text is None else text))

@@ -22,6 +22,7 @@ from inspector.client.rpc import Client, RequestFailed
 from inspector.protocol.eras import PROBE_SECONDS
 from inspector.recording.files import RecordingError, close_sink, open_sink
 from inspector.transport.stdio import SpawnError
+from inspector.commands.common import add_config_options, use_config_entry
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
     echo_stderr, env_keys, fail, masker_for, server_env, split_command, write_stdout,
@@ -80,6 +81,7 @@ def build_parser() -> Parser:
     add_server_options(parser)
     add_protocol_options(parser, timeout_help="seconds to wait for the handshake, and for the answer")
     add_http_options(parser)
+    add_config_options(parser)
     return parser
 
 
@@ -126,10 +128,11 @@ def parse_call(argv: list[str]) -> CallArgs:
         method, params = args.method, _json_option("--params", args.params, array_ok=True)
     else:
         raise UsageError("give a METHOD (e.g. tools/list) or one of --tool, --uri, --prompt")
+    command = use_config_entry(args, command)
     http = http_target(args, command)
     if not command and http is None:
         raise UsageError("give the server command after -- (e.g. mcp-inspect call tools/list -- python server.py) "
-                         "or --url")
+                         "or --url or --config FILE")
     return CallArgs(method=method, params=params, command=command, timeout=args.timeout, record=args.record,
                     env=tuple(args.env), cwd=args.cwd, protocol=args.protocol, probe_timeout=args.probe_timeout,
                     http=http)

@@ -26,6 +26,7 @@ from inspector.protocol.eras import PROBE_SECONDS
 from inspector.recording.files import RecordingError, Sink, close_sink, open_sink
 from inspector.transport.stdio import SpawnError
 from inspector.protocol.records import EVENT, MESSAGE, TO_SERVER, Record
+from inspector.commands.common import add_config_options, use_config_entry
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_rules_option, add_server_options,
     disabled_rules, dumps, http_target, env_keys, fail, masker_for, server_env, split_command, terminal_text,
@@ -159,6 +160,7 @@ def build_parser() -> Parser:
                               "tools annotated readOnlyHint: true")
     probing.add_argument("--probe-all", action="store_true",
                          help="probe every tool with required arguments, destructive ones included")
+    add_config_options(parser)
     return parser
 
 
@@ -166,9 +168,11 @@ def parse_check(argv: list[str]) -> CheckArgs:
     """Parse `check`'s arguments; raises UsageError."""
     ours, command = split_command(argv)
     args = build_parser().parse_args(ours)
+    command = use_config_entry(args, command)
     http = http_target(args, command)
     if not command and http is None:
-        raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py) or --url")
+        raise UsageError("give the server command after -- (e.g. mcp-inspect check -- python server.py) "
+                         "or --url or --config FILE")
     return CheckArgs(command=command, json=args.json, disabled=disabled_rules(args.rules), timeout=args.timeout,
                      record=args.record, env=tuple(args.env), cwd=args.cwd, protocol=args.protocol,
                      probe_timeout=args.probe_timeout, http=http, probe_tools=tuple(args.probe_tool),

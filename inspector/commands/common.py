@@ -168,6 +168,60 @@ def http_target(args: argparse.Namespace, command: list[str]):
     return HttpTarget(url_value(args.url), args.transport, headers) if args.url else None
 
 
+def add_config_options(parser: argparse.ArgumentParser) -> None:
+    """--config FILE and --server NAME: a server entry of a Claude, Cursor or VS Code config file as the target."""
+    parser.add_argument("--config", metavar="FILE",
+                        help="a Claude Desktop, Cursor or VS Code MCP config file: use one of its servers (-e and -H "
+                             "supply the values it leaves open, such as ${input:...})")
+    parser.add_argument("--server", metavar="NAME",
+                        help="with --config: the server entry to use (needed when the file lists several; the page "
+                             "offers them to pick instead)")
+
+
+def config_entries(path: str, wanted: str | None, env: dict[str, str], headers, *, need_one: bool):
+    """(every entry of the file with -e and -H applied, the one picked or None) for --config FILE --server NAME; with
+    `need_one` a file of several servers needs --server. Raises UsageError, also when the picked entry cannot start."""
+    from inspector.client_configs import ConfigError, load_config_file, pick
+
+    try:
+        entries = load_config_file(path)
+        if not entries:
+            raise UsageError(f"--config {path}: the file lists no servers")
+        entries = {name: entry.with_env(env).with_headers(headers) for name, entry in entries.items()}
+        entry = pick(entries, wanted) if wanted or need_one or len(entries) == 1 else None
+    except ConfigError as exc:
+        raise UsageError(f"--config {path}: {exc}") from None
+    if entry is not None and not entry.startable:
+        raise UsageError(f"--config {path}: server {entry.name!r} cannot be started: " + "; ".join(entry.problems))
+    return list(entries.values()), entry
+
+
+def use_config_entry(args: argparse.Namespace, command: list[str]) -> list[str]:
+    """With --config FILE: put the picked entry in `args` as if its target had been typed (the command, --cwd, -e;
+    or --url, --transport, -H), so a headless command goes on exactly as with those options. Returns the server
+    command (the one after --, or the entry's). Raises UsageError."""
+    if not args.config:
+        if args.server:
+            raise UsageError("--server NAME picks an entry of --config FILE")
+        return command
+    if command or args.url:
+        raise UsageError("give one server: --config and " + ("a command after --" if command else "--url")
+                         + " cannot be used together")
+    _, entry = config_entries(args.config, args.server, dict(env_pairs(args.env)), header_values(args.header),
+                              need_one=True)
+    if entry.transport == "stdio":
+        if args.transport != "auto":
+            raise UsageError(f"--transport is for servers reached over HTTP; {entry.name!r} is a command")
+        args.cwd = args.cwd or entry.cwd
+        args.env = [f"{key}={value}" for key, value in entry.env]  # with_env put -e values over the file's
+        return list(entry.command)
+    args.url = entry.url
+    if args.transport == "auto":
+        args.transport = entry.transport
+    args.header = [f"{name}: {value}" for name, value in entry.headers]  # with_headers put -H over the file's
+    return []
+
+
 def url_value(url: str) -> str:
     """--url, checked; raises UsageError."""
     from inspector.client.targets import TargetError, check_url

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import threading
 from typing import Any
@@ -18,6 +19,7 @@ from inspector.protocol.records import FROM_SERVER
 from inspector.recording.replay import (
     ABSENT, DEFAULT_IGNORES, SAME, Replayer, ReplayError, ReplayReport, Step, parse_path, plan,
 )
+from inspector.commands.common import add_config_options, use_config_entry
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
     echo_stderr, env_keys, fail, masker_for, server_env, shown_command, split_command, terminal_text, write_stdout,
@@ -58,6 +60,7 @@ def build_parser() -> Parser:
                          protocol_help="auto (default: the recording's own messages), or legacy, modern or a revision "
                                        "date to send instead of the recorded version")
     add_http_options(parser)
+    add_config_options(parser)
     return parser
 
 
@@ -112,11 +115,22 @@ def choose_command(loaded: Loaded, command: list[str], run_recorded: bool) -> tu
         return command, None
     if not run_recorded:
         raise UsageError(f"give the server command after -- (e.g. mcp-inspect replay FILE -- python server.py); "
-                         f"the recording names {shown}, run only with --run-recorded-command")
+                         + _recorded_hint(target, shown))
     if not valid:
         raise UsageError("the recording names no server command to run")
     cwd = target.get("cwd") if isinstance(target.get("cwd"), str) and os.path.isdir(target["cwd"]) else None
     return list(recorded), cwd
+
+
+def _recorded_hint(target: dict, shown: str) -> str:
+    """How to reach the server the recording was made with: its config entry, its URL, or its command."""
+    config = target.get("config") if isinstance(target.get("config"), dict) else {}
+    if isinstance(config.get("file"), str):
+        server = f" --server {shlex.quote(config['server'])}" if isinstance(config.get("server"), str) else ""
+        return f"the recording was made with --config {shlex.quote(config['file'])}{server}: give those"
+    if isinstance(target.get("url"), str):
+        return f"the recording was made with --url {terminal_text(target['url'])}: give that (and its -H headers)"
+    return f"the recording names {shown}, run only with --run-recorded-command"
 
 
 def replay_main(argv: list[str]) -> int:
@@ -130,6 +144,9 @@ def replay_main(argv: list[str]) -> int:
         loaded, warnings = load(args.file)
         if not plan(loaded.records):
             raise UsageError(f"{args.file}: the recording has no client→server traffic to replay")
+        if args.config and args.run_recorded_command:
+            raise UsageError("give either --config or --run-recorded-command, not both")
+        command = use_config_entry(args, command)
         http = http_target(args, command)
         if http is not None:
             if args.run_recorded_command:

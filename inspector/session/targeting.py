@@ -40,5 +40,6 @@ class Targeting:
         else:
             describe["url"] = entry.url
             describe["headers"] = redacted(entry.headers)
-            self.session.retarget(url=entry.url, headers=list(entry.headers) + list(config.headers),
+            # -H values are in every entry already (cli: ServerEntry.with_headers), over the file's own
+            self.session.retarget(url=entry.url, headers=list(entry.headers),
                                   describe=describe, transport=entry.transport)
