@@ -392,9 +392,10 @@ def everything_command() -> list[str]:
     return [str(EVERYTHING), "stdio"]
 
 
-def start_everything(transport: str, log: Path) -> tuple[subprocess.Popen, str]:
-    """server-everything over HTTP (`streamableHttp` or `sse`) on a free port, in its own process group; its URL."""
-    port = free_port()
+def start_everything(transport: str, log: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """server-everything over HTTP (`streamableHttp` or `sse`) on `port` (a free one unless given: a restart on the
+    same port), in its own process group; its URL."""
+    port = port or free_port()
     with open(log, "ab") as stderr:
         proc = subprocess.Popen([str(EVERYTHING), transport], env={**os.environ, "PORT": str(port)},
                                 stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)

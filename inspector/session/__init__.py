@@ -207,8 +207,9 @@ class Session:
             self.store.signal(changes.SERVER)
 
     def on_session_expired(self) -> None:
-        """HTTP: the server forgot our session (404): connect again with a fresh handshake, shown as a restart."""
-        threading.Thread(target=self.reconnect, args=("the server's session expired (HTTP 404)",),
+        """HTTP: the server forgot our session (404, or a 400 naming it): connect again with a fresh handshake,
+        shown as a restart."""
+        threading.Thread(target=self.reconnect, args=("the server's session expired (or the server restarted)",),
                          name="reconnect", daemon=True).start()
 
     # -- sending (through the client) ------------------------------------------------------------------------

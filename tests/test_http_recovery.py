@@ -1,0 +1,33 @@
+"""HTTP sessions recover (issue 15, item 5): a server that restarts, refuses connections or drops the modern era's
+listen stream, and a 401 at the first connect, against real servers on loopback (server-everything from npm and the
+official SDK fixture). The page is built in-process; the servers are real child processes on real ports.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlparse
+
+from conftest import needs_everything, start_everything, stop_process_group, wait_for, wait_tools_listed
+from test_http_page import call_result, events
+
+
+@needs_everything
+def test_server_everything_restarted_on_the_same_port_gets_a_fresh_handshake(page_factory, tmp_path):
+    """The TypeScript SDK answers a session it does not know with HTTP 400 "No valid session ID" (not 404)."""
+    proc, url = start_everything("streamableHttp", tmp_path / "a.log")
+    try:
+        inspector = page_factory([], "--url", url)
+        wait_tools_listed(inspector, 60)
+        stop_process_group(proc)
+        proc, _ = start_everything("streamableHttp", tmp_path / "b.log", port=urlparse(url).port)
+        inspector.post("/tools/echo/call", {"arguments": json.dumps({"message": "hi"})})
+        wait_for(lambda: len(events(inspector, "handshake")) == 2, 60, message="a second handshake")
+        errors = [e["detail"] for e in events(inspector, "transport-error")]
+        assert any(e.get("kind") == "session-expired" and e.get("status") == 400 for e in errors), errors
+        assert any("session expired" in e["detail"]["reason"] for e in events(inspector, "restart"))
+        wait_for(lambda: inspector.request("GET", "/tools/echo")[0] == 200, 60, message="echo listed again")
+        answer = call_result(inspector, "echo", {"message": "again"})
+        assert "again" in answer["result"]["content"][0]["text"]
+    finally:
+        stop_process_group(proc)
