@@ -8,7 +8,9 @@ from __future__ import annotations
 import json
 from urllib.parse import urlparse
 
-from conftest import needs_everything, start_everything, stop_process_group, wait_for, wait_tools_listed
+from conftest import (
+    needs_everything, start_everything, start_http_fixture, stop_process_group, wait_for, wait_tools_listed,
+)
 from test_http_page import call_result, events
 
 
@@ -29,5 +31,25 @@ def test_server_everything_restarted_on_the_same_port_gets_a_fresh_handshake(pag
         wait_for(lambda: inspector.request("GET", "/tools/echo")[0] == 200, 60, message="echo listed again")
         answer = call_result(inspector, "echo", {"message": "again"})
         assert "again" in answer["result"]["content"][0]["text"]
+    finally:
+        stop_process_group(proc)
+
+
+def test_a_401_at_the_first_connect_does_not_fix_the_era(page_factory, tmp_path):
+    """A wrong token makes server/discover fail with 401: no evidence about the era. Once the header is fixed in
+    the page ("Save and reconnect"), the era is probed again and found modern (the SDK v2 server speaks 2026-07-28)."""
+    proc, port = start_http_fixture("http_sdk_server", "streamable-http", tmp_path / "s.log",
+                                    args=("--token", "right-token"))
+    try:
+        inspector = page_factory([], "--url", f"http://127.0.0.1:{port}/mcp", "-H", "Authorization: Bearer wrong")
+        wait_for(lambda: "era-legacy" in inspector.request("GET", "/")[2].decode(), 60,
+                 message="the first start's era (handshake, after the 401)")
+        assert any(e["detail"].get("kind") == "auth" for e in events(inspector, "transport-error"))
+        status, _, body = inspector.post("/server/headers", {"headers": "Authorization: Bearer right-token"})
+        assert status == 200, body
+        wait_tools_listed(inspector, 60)
+        handshakes = [e["detail"] for e in events(inspector, "handshake")]
+        assert handshakes and handshakes[-1]["era"] == "modern", handshakes
+        assert "era-modern" in inspector.request("GET", "/")[2].decode()
     finally:
         stop_process_group(proc)
