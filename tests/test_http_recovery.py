@@ -53,3 +53,25 @@ def test_a_401_at_the_first_connect_does_not_fix_the_era(page_factory, tmp_path)
         assert "era-modern" in inspector.request("GET", "/")[2].decode()
     finally:
         stop_process_group(proc)
+
+
+@needs_everything
+def test_the_server_panel_stops_saying_running_once_the_connection_is_refused(page_factory, tmp_path):
+    proc, url = start_everything("streamableHttp", tmp_path / "a.log")
+    try:
+        inspector = page_factory([], "--url", url)
+        wait_tools_listed(inspector, 60)
+        assert "state-running" in server_panel(inspector)
+        stop_process_group(proc)
+        inspector.post("/tools/echo/call", {"arguments": json.dumps({"message": "anyone?"})})
+        wait_for(lambda: "state-unreachable" in server_panel(inspector), 60, message="the panel says unreachable")
+        panel = server_panel(inspector)
+        assert "state-running" not in panel and "cannot be reached" in panel, panel
+    finally:
+        stop_process_group(proc)
+
+
+def server_panel(inspector) -> str:
+    body = inspector.request("GET", "/")[2].decode()
+    start = body.index('<section id="server-panel"')
+    return body[start:body.index("</section>", start)]

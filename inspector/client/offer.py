@@ -24,7 +24,7 @@ class ServerState:
     """What the page's server panel shows."""
 
     state: str = "idle"
-    """idle, starting, initializing, running, exited, stopped, failed."""
+    """idle, starting, initializing, running, unreachable (HTTP: the connection failed), exited, stopped, failed."""
     pid: int | None = None
     exit: ExitInfo | None = None
     error: str = ""
