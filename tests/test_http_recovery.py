@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 from conftest import (
     needs_everything, start_everything, start_http_fixture, stop_process_group, wait_for, wait_tools_listed,
 )
-from test_http_page import call_result, events
+from test_http_page import call_result, events, messages
 
 
 @needs_everything
@@ -75,3 +75,33 @@ def server_panel(inspector) -> str:
     body = inspector.request("GET", "/")[2].decode()
     start = body.index('<section id="server-panel"')
     return body[start:body.index("</section>", start)]
+
+
+def test_a_dropped_listen_stream_is_reopened_after_the_server_restarts(page_factory, tmp_path):
+    """Modern era (the SDK v2 fixture speaks 2026-07-28): the subscriptions/listen stream dies with the server; it
+    is re-opened with a row saying so, and list changes flow again once the server is back."""
+    proc, port = start_http_fixture("http_sdk_server", "streamable-http", tmp_path / "a.log")
+    try:
+        inspector = page_factory([], "--url", f"http://127.0.0.1:{port}/mcp")
+        wait_tools_listed(inspector, 60)
+        wait_for(lambda: len(listens(inspector)) == 1, 60, message="the listen request")
+        stop_process_group(proc)
+        wait_for(lambda: reopening_notes(inspector), 60, message="a row saying the listen stream is re-opened")
+        proc, _ = start_http_fixture("http_sdk_server", "streamable-http", tmp_path / "b.log", port)
+        opened = len(listens(inspector))
+        wait_for(lambda: "state-running" in server_panel(inspector) and len(listens(inspector)) > opened, 60,
+                 message="a listen re-opened against the restarted server, the panel running again")
+        assert call_result(inspector, "announce", {})["result"]["content"][0]["text"] == "announced"
+        wait_for(lambda: any(r["dir"] == "from_server" and r["msg"].get("method") == "notifications/tools/list_changed"
+                             for r in messages(inspector)), 60, message="the list change on the re-opened stream")
+    finally:
+        stop_process_group(proc)
+
+
+def listens(inspector) -> list[dict]:
+    return [r for r in messages(inspector) if r["dir"] == "to_server" and r["msg"].get("method") == "subscriptions/listen"]
+
+
+def reopening_notes(inspector) -> list[str]:
+    notes = [str(e["detail"].get("note", "")) for e in events(inspector, "transport")]
+    return [note for note in notes if "subscriptions/listen" in note and "re-opening" in note]

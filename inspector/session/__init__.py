@@ -205,17 +205,27 @@ class Session:
         self.event(name, detail)
         if name == "transport-error" and detail.get("kind") == "connect":
             self._unreachable(str(detail.get("error") or "the connection failed"))
+        elif name == "transport" and detail.get("reachable"):
+            self._reachable()
         if name == "transport-error" and detail.get("kind") == "auth":
             self.auth_needed = {"www_authenticate": detail.get("www_authenticate")}
             self.store.signal(changes.SERVER)
 
     def _unreachable(self, error: str) -> None:
-        """HTTP: the server could not be reached; it stays so until the next connect (Restart, or a new session)."""
+        """HTTP: the server could not be reached; so until it answers again or the next connect (Restart)."""
         with self._lock:
             if self.server.state not in ("running", "initializing"):
                 return
             self.server.state = "unreachable"
             self.server.error = f"the server cannot be reached: {error}; Restart connects again"
+        self.store.signal(changes.SERVER)
+
+    def _reachable(self) -> None:
+        """HTTP: the server answers again after a failed connection (the same session, or the modern era)."""
+        with self._lock:
+            if self.server.state != "unreachable":
+                return
+            self.server.state, self.server.error = "running", ""
         self.store.signal(changes.SERVER)
 
     def on_session_expired(self) -> None:

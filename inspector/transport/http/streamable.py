@@ -28,6 +28,7 @@ class StreamableHttp(ConnectionCore):
     def _answered_post(self, exchange: Exchange, response: httpx.Response) -> None:
         """Sort a Streamable HTTP answer: stream, JSON, 202, or a failure in words."""
         status, media_type = response.status_code, media_type_of(response)
+        self._reachable(response)
         if status == 401:
             raise self._auth_failure(response)
         if status == 404 and exchange.session_sent:
