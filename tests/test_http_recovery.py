@@ -6,10 +6,11 @@ official SDK fixture). The page is built in-process; the servers are real child 
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import urlparse
 
 from conftest import (
-    needs_everything, start_everything, start_http_fixture, stop_process_group, wait_for, wait_tools_listed,
+    free_port, needs_everything, start_everything, start_http_fixture, stop_process_group, wait_for, wait_tools_listed,
 )
 from test_http_page import call_result, events, messages
 
@@ -105,3 +106,21 @@ def listens(inspector) -> list[dict]:
 def reopening_notes(inspector) -> list[str]:
     notes = [str(e["detail"].get("note", "")) for e in events(inspector, "transport")]
     return [note for note in notes if "subscriptions/listen" in note and "re-opening" in note]
+
+
+def test_a_server_not_up_at_the_first_connect_gets_its_era_found_once_it_is(page_factory, tmp_path):
+    """Connection refused at the first start says nothing about the era: Restart, once the server is up, probes
+    again and finds the modern era."""
+    port = free_port()
+    inspector = page_factory([], "--url", f"http://127.0.0.1:{port}/mcp")
+    wait_for(lambda: re.search(r"era-legacy|cannot be reached", server_panel(inspector)), 60,
+             message="the first start given up (nothing listening)")
+    proc, _ = start_http_fixture("http_sdk_server", "streamable-http", tmp_path / "s.log", port)
+    try:
+        status, _, body = inspector.post("/server/restart")
+        assert status == 200, body
+        wait_tools_listed(inspector, 60)
+        handshakes = [e["detail"] for e in events(inspector, "handshake")]
+        assert handshakes and handshakes[-1]["era"] == "modern", handshakes
+    finally:
+        stop_process_group(proc)
