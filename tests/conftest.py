@@ -354,11 +354,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_http_fixture(name: str, transport: str, log: Path, port: int | None = None) -> tuple[subprocess.Popen, int]:
-    """Run tests/fixtures/<name>.py --transport T --port N in its own process group; wait until it listens."""
+def start_http_fixture(name: str, transport: str, log: Path, port: int | None = None,
+                       args: tuple[str, ...] = ()) -> tuple[subprocess.Popen, int]:
+    """Run tests/fixtures/<name>.py --transport T --port N [args] in its own process group; wait until it listens."""
     port = port or free_port()
     with open(log, "ab") as stderr:
-        proc = subprocess.Popen([PYTHON, str(FIXTURES / f"{name}.py"), "--transport", transport, "--port", str(port)],
+        proc = subprocess.Popen([PYTHON, str(FIXTURES / f"{name}.py"), "--transport", transport, "--port", str(port),
+                                 *args],
                                 stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
     return proc, _wait_listening(proc, port, name, log)
 
@@ -392,9 +394,10 @@ def everything_command() -> list[str]:
     return [str(EVERYTHING), "stdio"]
 
 
-def start_everything(transport: str, log: Path) -> tuple[subprocess.Popen, str]:
-    """server-everything over HTTP (`streamableHttp` or `sse`) on a free port, in its own process group; its URL."""
-    port = free_port()
+def start_everything(transport: str, log: Path, port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """server-everything over HTTP (`streamableHttp` or `sse`) on `port` (a free one unless given: a restart on the
+    same port), in its own process group; its URL."""
+    port = port or free_port()
     with open(log, "ab") as stderr:
         proc = subprocess.Popen([str(EVERYTHING), transport], env={**os.environ, "PORT": str(port)},
                                 stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)

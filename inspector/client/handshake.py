@@ -9,6 +9,7 @@ that arrives before the fallback begins is used.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -18,6 +19,8 @@ from inspector.protocol import eras, jsonrpc
 from inspector.client.rpc import Client, Pending, RequestFailed
 
 CLIENT_NAME = "mcp-inspect"
+REFUSED = re.compile(r"\bHTTP 40[13]\b")
+"""How the HTTP transport words a refusal (unauthorized, forbidden) in a failed request's message."""
 READ_CHECK_SECONDS = 0.05
 """How often the probe looks whether a silent server has read it yet (there is no event for a drained pipe)."""
 EXIT_GRACE = 5.0
@@ -84,7 +87,8 @@ def decide(client: Client, choice: eras.ProtocolChoice, *, meta: dict, probe_tim
         exited = client.transport is None or client.transport.exited.is_set()
         if not restart(outcome.reason, "starting it again" if exited else "restarting it"):
             return None
-    return Decision(outcome.era, outcome.version, outcome.reason, outcome.discover, found=outcome)
+    return Decision(outcome.era, outcome.version, outcome.reason, outcome.discover,
+                    found=outcome if outcome.conclusive else None)
 
 
 def probe(client: Client, meta: dict, *, probe_timeout: float) -> tuple[eras.ProbeOutcome, bool]:
@@ -109,6 +113,11 @@ def probe(client: Client, meta: dict, *, probe_timeout: float) -> tuple[eras.Pro
         # (server/discover is mandatory there), so the fallback goes on with a fresh process.
         return eras.ProbeOutcome(eras.LEGACY, eras.LEGACY_VERSION,
                                  f"the server exited on server/discover ({failure})"), True
+    if failure is not None and REFUSED.search(str(failure)):
+        # An auth failure is no evidence about the era: the next connect (a fixed token) probes again.
+        return eras.ProbeOutcome(eras.LEGACY, eras.LEGACY_VERSION,
+                                 f"server/discover was refused ({failure}); the era is probed again at the next "
+                                 "connect", conclusive=False), False
     if failure is not None and failure.reason != "timeout":
         return eras.ProbeOutcome(eras.LEGACY, eras.LEGACY_VERSION, f"server/discover failed: {failure}"), False
     silent = "" if sign else " (the server showed no sign of life)"

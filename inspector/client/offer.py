@@ -3,6 +3,7 @@ era's subscriptions/listen stream."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,9 @@ LIST_METHODS = (  # (capability, method, result key, state attribute)
     ("prompts", "prompts/list", "prompts", "prompts"),
 )
 MAX_LIST_PAGES = 1000  # a server that returns a nextCursor forever must not keep us busy forever
+REOPEN_DELAYS = (0.5, 1.0, 2.0, 4.0, 8.0, 10.0, 10.0, 10.0, 10.0, 10.0)
+"""Seconds before each re-open of a dropped listen stream in a row (about a minute in all), then it stays closed
+until the next connect: a server that is gone for good gets no endless retries."""
 
 
 @dataclass
@@ -24,7 +28,7 @@ class ServerState:
     """What the page's server panel shows."""
 
     state: str = "idle"
-    """idle, starting, initializing, running, exited, stopped, failed."""
+    """idle, starting, initializing, running, unreachable (HTTP: the connection failed), exited, stopped, failed."""
     pid: int | None = None
     exit: ExitInfo | None = None
     error: str = ""
@@ -87,10 +91,18 @@ class Listener:
         self.resource_subscriptions: set[str] = set()
         """The resource URIs that subscriptions/listen asks updates for."""
         self.current: Pending | None = None
+        self._generation = 0  # which listen is current: a drop or a re-open timer of an older one is ignored
+        self._reopens = 0  # re-opens in a row since the server last showed it is alive
+        client.on_notification.append(self._heard)
 
-    def listen(self, server: ServerState) -> Pending | None:
+    def listen(self, server: ServerState, reopening: bool = False) -> Pending | None:
         """(Re)open the listen request; it stays open for the life of the connection (no timeout), and a new
-        one replaces the old, which is cancelled."""
+        one replaces the old, which is cancelled. A stream that drops (the server restarted, the connection
+        broke) is re-opened after a pause, with a row saying so."""
+        if not reopening:
+            self._reopens = 0
+        self._generation += 1
+        generation = self._generation
         capabilities = server.capabilities
         wanted: dict[str, Any] = {}
         for capability, flag in (("tools", "toolsListChanged"), ("prompts", "promptsListChanged"),
@@ -108,5 +120,32 @@ class Listener:
             self.client.finish(old, failure=RequestFailed("subscriptions/listen: replaced", reason="cancelled"))
         if not wanted or server.era != eras.MODERN:
             return None
-        self.current = self.client.request("subscriptions/listen", {"notifications": wanted}, timeout=float("inf"))
+        self.current = self.client.request("subscriptions/listen", {"notifications": wanted}, timeout=float("inf"),
+                                           on_done=lambda pending: self._ended(pending, server, generation))
         return self.current
+
+    def _ended(self, pending: Pending, server: ServerState, generation: int) -> None:
+        """The listen request ended: a transport failure (not a stop, a restart or a replacement) re-opens it."""
+        failure = pending.failure
+        if generation != self._generation or failure is None or failure.reason != "transport":
+            return
+        if self._reopens >= len(REOPEN_DELAYS):
+            self.client.event("transport", {"note": f"the subscriptions/listen stream dropped ({failure}); not "
+                                                    f"re-opening it after {len(REOPEN_DELAYS)} tries: Restart "
+                                                    "connects again"})
+            return
+        delay = REOPEN_DELAYS[self._reopens]
+        self._reopens += 1
+        self.client.event("transport", {"note": f"the subscriptions/listen stream dropped ({failure}); re-opening "
+                                                f"it in {delay:g} s, so list changes keep coming"})
+        timer = threading.Timer(delay, self._reopen, args=(server, generation))
+        timer.daemon = True
+        timer.start()
+
+    def _reopen(self, server: ServerState, generation: int) -> None:
+        if generation == self._generation:  # not replaced (a restart, a new subscription) in the meantime
+            self.listen(server, reopening=True)
+
+    def _heard(self, msg: dict) -> None:
+        """A notification: the server is alive, so a later drop starts the re-open pauses afresh."""
+        self._reopens = 0

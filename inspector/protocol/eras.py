@@ -119,6 +119,9 @@ class ProbeOutcome:
     """One line for the timeline: why this era."""
     discover: dict | None = None
     """The DiscoverResult, when there was one."""
+    conclusive: bool = True
+    """False when the answer says nothing about the era (the server refused us: HTTP 401/403); such an outcome
+    is used for this start only and never kept for the next ones."""
 
 
 def judge_probe(response: dict | None) -> ProbeOutcome:

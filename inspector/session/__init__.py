@@ -200,15 +200,38 @@ class Session:
             hook(info, by_itself)
 
     def on_transport_event(self, name: str, detail: dict) -> None:
-        """What the HTTP transport reports: recorded; a 401 is also kept for the Server panel to explain."""
+        """What the HTTP transport reports: recorded; a 401 is also kept for the Server panel to explain, and a
+        connection that failed (refused: the server is down) means the server is no longer "running"."""
         self.event(name, detail)
+        if name == "transport-error" and detail.get("kind") == "connect":
+            self._unreachable(str(detail.get("error") or "the connection failed"))
+        elif name == "transport" and detail.get("reachable"):
+            self._reachable()
         if name == "transport-error" and detail.get("kind") == "auth":
             self.auth_needed = {"www_authenticate": detail.get("www_authenticate")}
             self.store.signal(changes.SERVER)
 
+    def _unreachable(self, error: str) -> None:
+        """HTTP: the server could not be reached; so until it answers again or the next connect (Restart)."""
+        with self._lock:
+            if self.server.state not in ("running", "initializing"):
+                return
+            self.server.state = "unreachable"
+            self.server.error = f"the server cannot be reached: {error}; Restart connects again"
+        self.store.signal(changes.SERVER)
+
+    def _reachable(self) -> None:
+        """HTTP: the server answers again after a failed connection (the same session, or the modern era)."""
+        with self._lock:
+            if self.server.state != "unreachable":
+                return
+            self.server.state, self.server.error = "running", ""
+        self.store.signal(changes.SERVER)
+
     def on_session_expired(self) -> None:
-        """HTTP: the server forgot our session (404): connect again with a fresh handshake, shown as a restart."""
-        threading.Thread(target=self.reconnect, args=("the server's session expired (HTTP 404)",),
+        """HTTP: the server forgot our session (404, or a 400 naming it): connect again with a fresh handshake,
+        shown as a restart."""
+        threading.Thread(target=self.reconnect, args=("the server's session expired (or the server restarted)",),
                          name="reconnect", daemon=True).start()
 
     # -- sending (through the client) ------------------------------------------------------------------------

@@ -28,6 +28,7 @@ def state_label(state: str) -> str:
     return {
         "idle": "not started", "starting": "starting", "initializing": "initializing", "running": "running",
         "exited": "exited", "stopping": "stopping", "stopped": "stopped", "failed": "failed to start",
+        "unreachable": "unreachable",
         "recorded": "recorded session (read-only)",
     }.get(state, state)
 

@@ -100,6 +100,7 @@ class ConnectionCore:
         self._get_stream: Abortable | None = None
         self._post_url: httpx.URL | None = None  # legacy HTTP+SSE: the endpoint event's URL
         self._notes_once: set[str] = set()
+        self._unreachable = False  # a connection failed; the next HTTP answer says the server is back
 
     # -- ending ----------------------------------------------------------------------------------------------
 
@@ -303,7 +304,18 @@ class ConnectionCore:
         detail = {"error": failure.error, "url": str(url), "status": None, "content_type": None, "body": None}
         detail.update(failure.detail)
         detail.update(extra)
+        if detail.get("kind") == "connect":
+            with self._lock:
+                self._unreachable = True
         self._emit("transport-error", detail)
+
+    def _reachable(self, response: httpx.Response) -> None:
+        """An HTTP answer came: after a failed connection, say once that the server answers again."""
+        with self._lock:
+            was, self._unreachable = self._unreachable, False
+        if was:
+            self._emit("transport", {"note": f"the server answers again (HTTP {response.status_code})",
+                                     "reachable": True})
 
     def _note_once(self, key: str, detail: dict) -> None:
         with self._lock:

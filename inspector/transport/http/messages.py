@@ -56,6 +56,13 @@ def is_jsonrpc_error(value: Any) -> bool:
     return any("error" in item for item in response_items(value))
 
 
+def names_unknown_session(value: Any) -> bool:
+    """A JSON-RPC error that says our session id is not (or no longer) valid: the TypeScript SDK answers a
+    forgotten session with HTTP 400 "Bad Request: No valid session ID provided" where the spec says 404."""
+    return any("session" in str((item.get("error") or {}).get("message", "")).lower()
+               for item in response_items(value) if isinstance(item.get("error"), dict))
+
+
 def parse_json(body: bytes) -> Any:
     """The parsed value, or NOT_JSON (null is a JSON value, so None cannot mean "not JSON")."""
     try:

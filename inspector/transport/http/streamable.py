@@ -12,7 +12,8 @@ import httpx
 
 from inspector.transport.http.core import ConnectionCore, Exchange, StreamState, carry_over
 from inspector.transport.http.messages import (
-    EVENT_STREAM, NOT_JSON, is_json_type, looks_jsonrpc, media_type_of, one_line, parse_json, response_items,
+    EVENT_STREAM, NOT_JSON, is_json_type, looks_jsonrpc, media_type_of, names_unknown_session, one_line, parse_json,
+    response_items,
 )
 from inspector.transport.http.net import Abortable, Failure, read_some
 
@@ -27,10 +28,15 @@ class StreamableHttp(ConnectionCore):
     def _answered_post(self, exchange: Exchange, response: httpx.Response) -> None:
         """Sort a Streamable HTTP answer: stream, JSON, 202, or a failure in words."""
         status, media_type = response.status_code, media_type_of(response)
+        self._reachable(response)
         if status == 401:
             raise self._auth_failure(response)
         if status == 404 and exchange.session_sent:
-            self._session_expired(exchange, response)
+            self._session_expired(exchange, response, read_some(response))
+            return
+        if status == 400 and exchange.session_sent and is_json_type(media_type) \
+                and names_unknown_session(parse_json(response.read())):  # read() keeps the body for below
+            self._session_expired(exchange, response, response.read())
             return
         ok = 200 <= status < 300
         if ok and exchange.era == "handshake":
@@ -96,26 +102,26 @@ class StreamableHttp(ConnectionCore):
         if get_stream is not None:
             get_stream.abort()  # a new session: the old one's GET stream is of no use
 
-    def _session_expired(self, exchange: Exchange, response: httpx.Response) -> None:
-        """A 404 for the session we sent: forget it, say so, and fail the request (the session re-initializes)."""
-        sent = exchange.session_sent
+    def _session_expired(self, exchange: Exchange, response: httpx.Response, body: bytes) -> None:
+        """A 404 (or a 400 naming the session) for the session we sent: forget it, say so, and fail the request
+        (the session re-initializes)."""
+        sent, status = exchange.session_sent, response.status_code
         with self._lock:
             if self._session_id == sent:
                 self._session_id, self._negotiated = None, None
             get_stream = self._get_stream
         if get_stream is not None:
             get_stream.abort()  # that stream belonged to the dead session
-        body = read_some(response)
         value = parse_json(body)
         if looks_jsonrpc(value):
             self._deliver(body.strip(), self._meta(response, "post"), value)
         self._emit("transport-error", self._detail(
-            f"the server no longer knows session {sent} (HTTP 404): it expired or was closed; initialize again",
-            self._base, response, body, kind="session-expired", session_id=sent))
+            f"the server no longer knows session {sent} (HTTP {status}): it expired or was closed, or the server "
+            "restarted; initialize again", self._base, response, body, kind="session-expired", session_id=sent))
         if self._on_session_expired is not None and not self._quiet:
             with self._callbacks:
                 self._on_session_expired()
-        self._fail(exchange, f"session {sent} expired (HTTP 404)")
+        self._fail(exchange, f"session {sent} expired (HTTP {status})")
 
     # -- request streams and the GET stream ------------------------------------------------------------------
 
