@@ -204,28 +204,21 @@ class Session:
         connection that failed (refused: the server is down) means the server is no longer "running"."""
         self.event(name, detail)
         if name == "transport-error" and detail.get("kind") == "connect":
-            self._unreachable(str(detail.get("error") or "the connection failed"))
+            self._reachable(False, str(detail.get("error") or "the connection failed"))
         elif name == "transport" and detail.get("reachable"):
-            self._reachable()
+            self._reachable(True)
         if name == "transport-error" and detail.get("kind") == "auth":
             self.auth_needed = {"www_authenticate": detail.get("www_authenticate")}
             self.store.signal(changes.SERVER)
 
-    def _unreachable(self, error: str) -> None:
-        """HTTP: the server could not be reached; so until it answers again or the next connect (Restart)."""
+    def _reachable(self, reachable: bool, error: str = "") -> None:
+        """HTTP: the server could not be reached (so until it answers again, or the next connect: Restart), or it
+        answers again after that (the same session, or the modern era)."""
         with self._lock:
-            if self.server.state not in ("running", "initializing"):
+            if self.server.state not in (("unreachable",) if reachable else ("running", "initializing")):
                 return
-            self.server.state = "unreachable"
-            self.server.error = f"the server cannot be reached: {error}; Restart connects again"
-        self.store.signal(changes.SERVER)
-
-    def _reachable(self) -> None:
-        """HTTP: the server answers again after a failed connection (the same session, or the modern era)."""
-        with self._lock:
-            if self.server.state != "unreachable":
-                return
-            self.server.state, self.server.error = "running", ""
+            self.server.state = "running" if reachable else "unreachable"
+            self.server.error = "" if reachable else f"the server cannot be reached: {error}; Restart connects again"
         self.store.signal(changes.SERVER)
 
     def on_session_expired(self) -> None:
