@@ -151,6 +151,19 @@ def test_replay_from_the_page_restarts_the_server_and_reports_each_step(page_fac
 
 
 
+def test_a_replay_from_the_page_that_could_not_run_says_so_not_differences_found(page_factory):
+    source = page_factory(fixture_command("raw_server"))
+    wait_tools(source)
+    source.stop()
+    # This page's server dies at start: the replay gets no answer to initialize, which is no difference.
+    inspector = page_factory(fixture_command("fake_server", "exit-at-start"))
+    status, _, _ = multipart(inspector, "/recordings/replay", "session.jsonl", source.record.read_bytes())
+    assert status == 200
+    report = wait_for(lambda: "could not run" in (b := inspector.request("GET", "/recordings/replay")[2].decode())
+                      and b, 60, message="the replay ended as could not run")
+    assert "differences found" not in report and "initialize" in report
+
+
 def test_a_raw_request_with_a_pending_calls_id_is_refused_and_the_call_keeps_its_answer(page_factory, tmp_path):
     # Security row 21: the hand-made line used to take over the call (its answer finished the call as "RAW").
     log = tmp_path / "fake.log"
