@@ -10,15 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fixture_command, process_group_alive, read_records, records_in, wait_for
+from conftest import fixture_command, process_group_alive, read_records, records_in, wait_for, wait_tools_listed
 
 ROW_ID = re.compile(r'id="r-(\d+)"')
 
 
-def wait_handshake(inspector, timeout: float = 20) -> None:
+def wait_handshake(inspector, timeout: float = 60) -> None:
+    """Until the handshake and tools/list are recorded and the page knows the tools (the record comes first)."""
     wait_for(lambda: any(r.get("event") == "handshake" for r in records_in(inspector.record)) and
              any(r.get("kind") == "message" and "tools" in (r["msg"].get("result") or {})
                  for r in records_in(inspector.record)), timeout, message="handshake and tools/list")
+    wait_tools_listed(inspector, timeout)
 
 
 class Rows:
@@ -272,7 +274,8 @@ def test_protocol_warnings_reach_the_recording_the_row_and_the_problems_list(ins
 def test_no_protocol_warnings_on_the_demo_and_advice_in_the_tools_panel(inspector_factory):
     demo = inspector_factory([], "--demo")
     wait_handshake(demo)
-    demo.post("/tools/word_count/call", {"arguments": '{"text": "a b"}'})
+    status, _, body = demo.post("/tools/word_count/call", {"arguments": '{"text": "a b"}'})
+    assert status == 200, body[:300]
     wait_for(lambda: any(r.get("kind") == "message" and "content" in (r["msg"].get("result") or {})
                          for r in records_in(demo.record)), 60, message="the demo's answer")
     # The demo's warnings would come from checking its records (the silence rule needs 60 s of it): starting the
