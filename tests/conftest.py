@@ -405,6 +405,18 @@ def start_everything(transport: str, log: Path, port: int | None = None) -> tupl
     return proc, f"http://127.0.0.1:{port}/" + ("mcp" if transport == "streamableHttp" else "sse")
 
 
+@pytest.fixture(scope="module")
+def everything_urls(tmp_path_factory):
+    """One server-everything per HTTP transport for the test module that asks: transport -> URL."""
+    if not EVERYTHING.exists():
+        pytest.skip("the reference server-everything is not installed: run `npm ci --prefix tests`")
+    log = tmp_path_factory.mktemp("everything") / "server.log"
+    started = {mode: start_everything(mode, log) for mode in ("streamableHttp", "sse")}
+    yield {mode: url for mode, (_, url) in started.items()}
+    for proc, _ in started.values():
+        stop_process_group(proc)
+
+
 def stop_process_group(proc: subprocess.Popen) -> None:
     """SIGKILL a fixture server's whole process group and reap it."""
     try:

@@ -11,9 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import (
-    EVERYTHING, ROOT, everything_command, fixture_command, read_records, start_everything, stop_process_group,
-)
+from conftest import ROOT, everything_command, fixture_command, read_records
 
 CHILD_TIMEOUT = 150
 TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "Europe/Zurich"]
@@ -22,18 +20,6 @@ TIME_SERVER = [sys.executable, "-m", "mcp_server_time", "--local-timezone", "Eur
 def mcp(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "inspector.cli", *args], capture_output=True, text=True,
                           timeout=CHILD_TIMEOUT, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
-
-
-@pytest.fixture(scope="module")
-def everything_urls(tmp_path_factory):
-    """One server-everything per HTTP transport for the module: transport -> URL."""
-    if not EVERYTHING.exists():
-        pytest.skip("the reference server-everything is not installed: run `npm ci --prefix tests`")
-    log = tmp_path_factory.mktemp("everything") / "server.log"
-    started = {mode: start_everything(mode, log) for mode in ("streamableHttp", "sse")}
-    yield {mode: url for mode, (_, url) in started.items()}
-    for proc, _ in started.values():
-        stop_process_group(proc)
 
 
 SERVERS = {

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 
 import pytest
 from conftest import (
-    EVERYTHING, ROOT, build_in_process, everything_command, fixture_command, free_port, needs_everything,
+    ROOT, build_in_process, everything_command, fixture_command, free_port, needs_everything,
     read_records, records_in, start_everything, stop_process_group, wait_for, wait_tools_listed,
 )
 
@@ -24,18 +23,6 @@ def run_check(record, *args: str) -> tuple[int, dict, list[dict]]:
                           capture_output=True, text=True, timeout=CHILD_TIMEOUT, cwd=ROOT,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     return done.returncode, json.loads(done.stdout), read_records(record)
-
-
-@pytest.fixture(scope="module")
-def everything_urls(tmp_path_factory):
-    """One server-everything per HTTP transport for the module: transport -> URL."""
-    if not EVERYTHING.exists():
-        pytest.skip("the reference server-everything is not installed: run `npm ci --prefix tests`")
-    log = tmp_path_factory.mktemp("everything") / "server.log"
-    started = {mode: start_everything(mode, log) for mode in ("streamableHttp", "sse")}
-    yield {mode: url for mode, (_, url) in started.items()}
-    for proc, _ in started.values():
-        stop_process_group(proc)
 
 
 def target(mode: str, urls: dict) -> list[str]:
@@ -117,17 +104,7 @@ def test_a_task_result_of_server_everything_is_no_result_schema_problem(tmp_path
 
 def start_everything_on(port: int, log) -> subprocess.Popen:
     """server-everything over Streamable HTTP on a given port (to restart it where the page expects it)."""
-    with open(log, "ab") as stderr:
-        proc = subprocess.Popen([str(EVERYTHING), "streamableHttp"], env={**os.environ, "PORT": str(port)},
-                                stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-
-    def listening() -> bool:
-        assert proc.poll() is None, f"server-everything exited: {log.read_text()}"
-        with socket.socket() as probe:
-            return probe.connect_ex(("127.0.0.1", port)) == 0
-
-    wait_for(listening, 60, message="server-everything listening")
-    return proc
+    return start_everything("streamableHttp", log, port=port)[0]
 
 
 @needs_everything

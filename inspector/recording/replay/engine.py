@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable
 from inspector.protocol import eras, jsonrpc
 from inspector.client.connect import Connection
 from inspector.client.targets import StdioTarget
+from inspector.client.handshake import EXIT_GRACE
 from inspector.client.rpc import DEFAULT_TIMEOUT, Client, RequestFailed
 from inspector.recording.files import Loaded, Sink, close_sink, open_sink
 from inspector.transport import SpawnError
@@ -375,10 +376,6 @@ class Replayer:
         if ask.reply is None:
             return None  # unanswered in the recording: leave it unanswered now too
         return {**ask.reply, "id": msg.get("id")}
-
-
-EXIT_GRACE = 5.0
-"""How long a refused write waits for the server's exit to be known, so the failure can say how it ended."""
 
 
 def _stdin_closed(client: Client) -> str:
