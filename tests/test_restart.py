@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from conftest import fixture_command, process_group_alive, read_records, records_in, wait_for
+from conftest import fixture_command, process_group_alive, read_records, records_in, wait_for, wait_tools_listed
 from editable_server import tool, write_server
 from inspector.session.restarts import CrashLoop
 from inspector.session.restarts import Restarter
@@ -32,8 +32,7 @@ def events(inspector, name: str) -> list[dict]:
 
 def start(inspector_factory, project: Path, *options: str):
     inspector = inspector_factory(["python3", "server.py"], *options, cwd=project)
-    wait_for(lambda: any(r.get("kind") == "message" and "tools" in (r["msg"].get("result") or {})
-                         for r in records_in(inspector.record)), 15, message="tools listed")
+    wait_tools_listed(inspector, 60)  # recorded AND known to the page (the record comes first)
     if "--no-watch" not in options:
         # printed once Watcher.start() has set up every watch (Watcher.ready), before the server is even spawned
         assert "for changes" in inspector.stderr_text()
@@ -219,7 +218,8 @@ def test_list_changed_relists_and_diffs_without_a_restart(inspector_factory, pro
 
 def test_inputs_survive_a_restart_when_the_schema_still_fits(inspector_factory, project):
     inspector = start(inspector_factory, project)
-    inspector.post("/tools/word_count/call", {"arguments": '{"text": "keep me"}'})
+    status, _, body = inspector.post("/tools/word_count/call", {"arguments": '{"text": "keep me"}'})
+    assert status == 200, body[:300]
     write_server(project, [tool("word_count", "Changed description."), BASE_TOOLS[1],
                            tool("grow", "Adds a tool.", {"n": {"type": "integer"}})])
     wait_for(lambda: events(inspector, "diff"), 15, message="diff event")
