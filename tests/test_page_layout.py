@@ -78,7 +78,9 @@ def test_the_timeline_keeps_its_columns_with_a_tool_open(open_page, width, heigh
         assert cell and cell["shown"] and cell["width"] >= 30, f"{column} is not visible at {width}px: {cell}"
         assert cell["right"] <= width, f"{column} is off-screen at {width}px: {cell}"
         # The header label sits over its column, whatever the width (no drift from a scrollbar or a tier).
-        label = box(page, f"#timeline .row-head > .{column}")
+        index = page.evaluate("([row, c]) => [...document.querySelector(row).children].findIndex("
+                              "e => e.classList.contains(c)) + 1", [row, column])
+        label = box(page, f"#timeline .row-head > span:nth-child({index})")
         assert label["shown"] and abs(label["left"] - cell["left"]) <= 1, (column, label, cell)
     preview = box(page, f"{row} > .c-preview")["width"]
     assert preview >= 200, f"the preview is {preview}px at {width}px"
