@@ -183,3 +183,25 @@ def test_the_split_can_be_dragged_and_moved_by_keys_and_is_remembered(open_page)
     page.get_by_role("button", name=re.compile("^misc")).click()
     page.locator('.tool-detail[data-tool="misc"]').wait_for()
     assert abs(box(page, "#workbench")["width"] - remembered) <= 1
+
+
+def test_a_sidebar_that_stepped_aside_comes_back_while_the_server_asks(browser, inspector_factory):
+    """At 1024 px the sidebar steps aside for an open tool; the Asks panel lives in it, so it must come back."""
+    inspector = inspector_factory(fixture_command("asking_tools_server"))
+    wait_tools_listed(inspector, 60)
+    context = browser.new_context(viewport={"width": 1024, "height": 768})
+    try:
+        page = context.new_page()
+        page.goto(inspector.url)
+        page.locator("#tools-list .tool-item", has_text="ask_form").click()
+        page.locator('.tool-detail[data-tool="ask_form"]').wait_for()
+        assert not box(page, "#sidebar")["shown"], "the sidebar stepped aside for the tool"
+        page.get_by_role("button", name="Call", exact=True).click()
+        page.locator("#asks-panel .ask-form").wait_for(state="visible")
+        assert page.locator("#toggle-sidebar").get_attribute("aria-expanded") == "true"
+        panel = box(page, "#asks-panel")
+        assert 0 <= panel["top"] < 768 and panel["left"] < 1024, f"the question is in sight: {panel}"
+        sizes = page.evaluate("() => [document.documentElement.scrollWidth, innerWidth]")
+        assert sizes[0] <= sizes[1], sizes
+    finally:
+        context.close()
