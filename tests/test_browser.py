@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
-from conftest import ROOT, fixture_command, read_records, records_in, wait_for
+from conftest import fixture_command, read_records, records_in, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -58,9 +57,6 @@ def test_demo_call_a_tool_and_see_it_in_the_timeline_and_after_reload(page, insp
     body = response_row.locator(".row-body pre")
     body.wait_for()
     assert '"jsonrpc": "2.0"' in body.inner_text()
-    if os.environ.get("MCP_INSPECT_SCREENSHOT"):
-        page.set_viewport_size({"width": 1440, "height": 860})
-        page.screenshot(path=str(ROOT / "docs" / "screenshot.png"))
     seqs_before = page.locator("#timeline-rows .row").evaluate_all("rows => rows.map(r => r.dataset.seq)")
     page.reload()
     page.wait_for_function(f"() => document.getElementById('r-{response_row.get_attribute('data-seq')}') !== null")
