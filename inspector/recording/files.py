@@ -252,17 +252,30 @@ class Loaded:
 
 def read_recording(path: Path | str) -> Loaded:
     """Read a recording, skipping (and reporting) what cannot be read; never executes anything."""
+    reader = RecordingReader()
+    records = [item for _, item in stream_recording(path, reader) if isinstance(item, Record)]
+    return Loaded(header=reader.header, records=records, problems=reader.finish(),
+                  complete=bool(records and records[-1].kind == EVENT and records[-1].event == "session-end"))
+
+
+def stream_recording(path: Path | str, reader: RecordingReader) -> Iterator[tuple[bytes, dict | Record]]:
+    """(the line's bytes, the header or a Record) for each line `reader` keeps, read block by block: memory holds
+    one block and one line (at most MAX_LINE_BYTES), whatever the file's size. The reader notes what it skips."""
+    for line in file_lines(path):
+        item = reader.feed(line)
+        if item is not None:
+            yield line.data, item  # type: ignore[misc] - a kept line has its bytes
+
+
+def file_lines(path: Path | str) -> Iterator[Line]:
+    """A file's Lines (split_lines), read block by block; raises RecordingError when it cannot be opened."""
     path = Path(path)
     try:
         handle = open(path, "rb")
     except OSError as exc:
         raise RecordingError(f"cannot open {path}: {exc.strerror}") from None
     with handle:
-        reader = RecordingReader()
-        records = [item for line in split_lines(iter(lambda: handle.read(BLOCK_BYTES), b""))
-                   if isinstance(item := reader.feed(line), Record)]
-    return Loaded(header=reader.header, records=records, problems=reader.finish(),
-                  complete=bool(records and records[-1].kind == EVENT and records[-1].event == "session-end"))
+        yield from split_lines(iter(lambda: handle.read(BLOCK_BYTES), b""))
 
 
 @dataclass(frozen=True, slots=True)
