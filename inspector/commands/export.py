@@ -18,7 +18,7 @@ from inspector.protocol.redact import Rules
 from inspector.protocol.records import Record
 from inspector.recording.export import Masking, in_selection, parse_selection, redact_recording
 from inspector.recording.files import (
-    BLOCK_BYTES, RecordingError, RecordingReader, RecordingWriter, file_lines, stream_recording,
+    BLOCK_BYTES, RecordingError, RecordingReader, RecordingWriter, Line, file_lines, stream_recording,
 )
 from inspector.recording.reports.formats import REPORTS
 from inspector.commands.common import Parser, UsageError, fail
@@ -81,7 +81,7 @@ def export_main(argv: list[str]) -> int:
             for line, item in stream_recording(args.file, reader):
                 if isinstance(item, Record):
                     records.append(item)
-                    lines.append(line)
+                    lines.append(line.data)
             problems = reader.finish()
             if reader.header is None:
                 return _no_header(args.file)
@@ -116,20 +116,20 @@ def _learn(path: str, masking: Masking) -> Masking | None:
             if reader.header is None:
                 return None
             masking.learn_header(reader.header)
-        elif line.data is not None:
-            masking.learn_line(line.data)
+        elif line.data is not None and line.ended:  # a cut-off last line may be whole by the second pass
+            masking.learn_line(line.number, line.data)
     masking.learned_all()
     return masking
 
 
-def _masked_lines(items: Iterator[tuple[bytes, dict | Record]], masking: Masking, picked: Callable[[int], bool],
+def _masked_lines(items: Iterator[tuple[Line, dict | Record]], masking: Masking, picked: Callable[[int], bool],
                   findings: list) -> Iterator[bytes]:
     """Each picked record's line: copied as read when the Screen clears it, else masked and encoded anew."""
     for line, record in items:
         if isinstance(record, Record) and picked(record.seq):
-            masked, found = masking.record(record, line)
+            masked, found = masking.record(record, line.data, line.number)
             findings += found
-            yield line + b"\n" if masked is None else jsonrpc.encode(masked)
+            yield line.data + b"\n" if masked is None else jsonrpc.encode(masked)
 
 
 def _write(output: str, lines: Iterable[bytes]) -> int:

@@ -256,19 +256,16 @@ class Screen:
         lowered = {needle.lower().encode("utf-8") for needle in needles}
         # One needle inside another adds nothing ("api_key" holds "key"); one alternation over the lowered line.
         needed = sorted((n for n in lowered if not any(m != n and m in n for m in lowered)), key=len, reverse=True)
-        self._needles = re.compile(b"|".join(re.escape(n) for n in needed))
-        # An escape or a non-ASCII byte (a string's text differs from its bytes) and a URL escape are suspect too; an
-        # event is, because its detail.command has --token-style options masked by position, not by shape.
-        self._odd = re.compile(rb"[\\%\x7f-\xff]")
+        # Also suspect: an escape or a non-ASCII byte (a string's text differs from its bytes), a URL escape, and an
+        # event, because its detail.command has --token-style options masked by position, not by shape.
+        self._needles = re.compile(b"|".join([rb"[\\%\x7f-\xff]", *(re.escape(n) for n in needed)]))
         self._base64 = re.compile(BASE64_RUN.pattern.encode("ascii"))
         self._text_runs: dict[bytes, bool] = {}
         """Base64-looking run → does it decode to text? Runs repeat (method names), decoding them does not."""
 
     def suspect(self, line: bytes) -> bool:
         """Could masking change this line (one JSON value, UTF-8, without its newline)?"""
-        if self.everything or self._odd.search(line):
-            return True
-        if self._needles.search(line.lower()):
+        if self.everything or self._needles.search(line.lower()):  # lower() keeps \\, % and non-ASCII bytes as they are
             return True
         return any(self._decodes(m.group(0)) for m in self._base64.finditer(line))
 

@@ -74,6 +74,10 @@ class Masking:
         self.rules = rules
         self.screen = Screen(rules)
         self._learned: list[str] = []
+        self._suspects: set[int] | None = set()
+        """The numbers of the lines learn_line found suspect (None: not known, look again)."""
+        self._screened = 0
+        """The last line learn_line saw: a recording still being written may have more by the second pass."""
         self.head: dict | None = None
         """The header as read (set by the streaming export's first pass)."""
 
@@ -86,19 +90,41 @@ class Masking:
         if line is None or self.screen.suspect(line):
             self._learned += secrets_under_keys(value, self.rules)
 
-    def learn_line(self, line: bytes) -> None:
-        """`learn` from a line as read, decoding it only when the Screen cannot clear it (one that does not decode
-        teaches nothing: the reader skips it)."""
+    def learn_line(self, number: int, line: bytes) -> None:
+        """`learn` from whole line `number` as read (lines in order), decoding it only when the Screen cannot clear it
+        (one that does not decode teaches nothing: the reader skips it). The verdict is kept for `record`."""
+        self._screened = number
         if self.screen.suspect(line):
+            self._suspects.add(number)
             try:
                 self._learned += secrets_under_keys(loads(line.decode("utf-8"), RECORD_DEPTH), self.rules)
             except ValueError:
                 pass
 
     def learned_all(self) -> None:
-        """Everything was learned from: mask with what it taught."""
-        self.rules = self.rules.with_literals(self._learned)
-        self.screen = Screen(self.rules)
+        """Everything was learned from: mask with what it taught (a new secret needs a new look at every line)."""
+        if self._learned:
+            self.rules = self.rules.with_literals(self._learned)
+            self.screen = Screen(self.rules)
+            self._suspects = None
+
+    def record(self, record: Record, line: bytes | None, number: int | None = None
+               ) -> tuple[dict | None, list[tuple[int, Finding]]]:
+        """The record masked and what was masked, or (None, []) when its line is clear: copy the line as it is.
+        `number`: the line's number, whose verdict `learn_line` may have kept."""
+        if number is not None and self._suspects is not None and number <= self._screened:
+            clear = number not in self._suspects  # a line that came after the first pass is looked at below
+        else:
+            clear = line is not None and not self.screen.suspect(line)
+        if clear:
+            return None, []
+        value = record.to_dict()
+        findings: list = []
+        if record.kind == "event" and isinstance(value.get("detail"), dict):
+            value["detail"] = dict(value["detail"])
+            _mask_argv(value["detail"], "command", "$.detail.command", record.seq, findings)
+        masked, found = redact_value(value, self.rules)
+        return masked, findings + [(record.seq, f) for f in found]
 
     def header(self, header: dict) -> tuple[dict, list[tuple[None, Finding]]]:
         """The header masked: env and header values always, the server command's secret options, then the rules."""
@@ -115,18 +141,6 @@ class Masking:
             head["target"] = target
         masked, found = redact_value(head, self.rules)
         return masked, findings + [(None, f) for f in found]
-
-    def record(self, record: Record, line: bytes | None) -> tuple[dict | None, list[tuple[int, Finding]]]:
-        """The record masked and what was masked, or (None, []) when its line is clear: copy the line as it is."""
-        if line is not None and not self.screen.suspect(line):
-            return None, []
-        value = record.to_dict()
-        findings: list = []
-        if record.kind == "event" and isinstance(value.get("detail"), dict):
-            value["detail"] = dict(value["detail"])
-            _mask_argv(value["detail"], "command", "$.detail.command", record.seq, findings)
-        masked, found = redact_value(value, self.rules)
-        return masked, findings + [(record.seq, f) for f in found]
 
 
 def _header_secrets(header: dict | None) -> Iterable[str]:
