@@ -14,7 +14,9 @@ import pytest
 
 from conftest import ROOT
 from test_export import message, mcp, result_text, write_recording
+from inspector.protocol.records import from_dict
 from inspector.protocol.redact import Rules, Screen, redact_value, secrets_under_keys
+from inspector.recording.export import Masking
 
 SECRET = "hunter2-" + "Qx7" * 6
 
@@ -95,3 +97,16 @@ def test_export_reports_a_line_over_the_cap_and_exports_the_rest(tmp_path):
         assert "warning: line 3: longer than 4096 bytes, skipped" in result.stderr, fmt
         assert "x" * 5000 not in out.read_text()
     assert [json.loads(line)["seq"] for line in out.with_suffix(".jsonl").read_text().splitlines()[1:]] == [1, 3]
+
+
+def test_a_line_the_first_pass_did_not_see_is_screened_in_the_second():
+    """A recording still being written grows between export's two passes: a verdict is only reused for a line the
+    first pass saw whole."""
+    masking = Masking(Rules.build())
+    clean = json.dumps(message(1, "from_server", ORDINARY[0])).encode()
+    masking.learn_line(2, clean)
+    masking.learned_all()
+    assert masking.record(from_dict(json.loads(clean)), clean, 2) == (None, [])
+    leaking = result_text(2, "Authorization: Bearer abcdefgh12345678")
+    masked, found = masking.record(from_dict(leaking), json.dumps(leaking).encode(), 3)
+    assert masked is not None and "abcdefgh12345678" not in json.dumps(masked) and found
