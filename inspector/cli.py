@@ -10,12 +10,11 @@ argparse only validates our part.
 from __future__ import annotations
 
 import argparse
-import difflib
-import ipaddress
 import os
 import shlex
 import shutil
 import sys
+from functools import cache
 from pathlib import Path
 
 from inspector import __version__
@@ -97,8 +96,17 @@ def _port(text: str) -> int:
     return value
 
 
-# Options that take a value (derived from the parser), so the splitter knows to skip it.
-VALUE_OPTIONS = value_options(build_parser())
+@cache
+def _value_options() -> frozenset[str]:
+    """Options that take a value (derived from the parser), so the splitter knows to skip it. Built when first
+    needed: `call` and the other subcommands never build the run mode's parser."""
+    return value_options(build_parser())
+
+
+def __getattr__(name: str) -> object:  # VALUE_OPTIONS, as a module attribute, made on first use
+    if name == "VALUE_OPTIONS":
+        return _value_options()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
@@ -110,7 +118,7 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
             return argv[:i], argv[i + 1:]
         if not token.startswith("-") or token == "-":
             return argv[:i], argv[i:]
-        if token in VALUE_OPTIONS:  # its value is the next token, whatever it looks like (-eK=V and --env=K=V are one)
+        if token in _value_options():  # its value is the next token, whatever it looks like (-eK=V and --env=K=V are one)
             i += 2
         else:
             i += 1
@@ -190,6 +198,8 @@ def refuse_mistaken_command(command: list[str], cwd: str | None, path: str) -> N
                          "COMMAND`")
     if os.sep in program or shutil.which(program, path=path):
         return
+    import difflib  # only for a mistaken command: not on every start
+
     close = difflib.get_close_matches(program.lower(), [*SUBCOMMANDS, "help"], n=1, cutoff=0.75)
     if close:
         meant = "--help" if close[0] == "help" else close[0]
@@ -210,6 +220,8 @@ def show_help(topics: list[str]) -> int:
 
 
 def _check_host(host: str) -> str:
+    import ipaddress  # the page's modes only: `call` and the other subcommands never parse a host
+
     if host == "localhost":
         return "127.0.0.1"
     try:

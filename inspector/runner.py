@@ -9,39 +9,37 @@ import signal
 import socket
 import sys
 import threading
-import webbrowser
 from pathlib import Path
-
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+from typing import TYPE_CHECKING
 
 from inspector import __version__
 from inspector.config import DEFAULT_PORT, Config
 from inspector.recording.files import RecordingError, RecordingWriter, default_path, ensure_folder, header
 from inspector.protocol.records import EVENT, Record
-from inspector.session.watch import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
-from inspector.session.asks import Asks
-from inspector.session.calls import Calls
-from inspector.inspector import Inspector
-from inspector.session.panels import PanelState
-from inspector.session.problems import Problems
-from inspector.recording.viewer import RecordedSession
-from inspector.session.restarts import Restarter
-from inspector.session import Session
-from inspector.recording.store import Store
-from inspector.session.sharing import Sharing
-from inspector.session.targeting import Targeting
-from inspector.session.tasks import TaskTracker
 from inspector.transport import SpawnError
 from inspector.transport.stdio import resolve_command
+
+# The page's libraries and the services are imported where they are built, after the URL line: importing them is
+# most of a start's time, and the listening socket queues the browser's first request meanwhile.
+if TYPE_CHECKING:
+    from werkzeug.serving import BaseWSGIServer
+
+    from inspector.inspector import Inspector
+    from inspector.recording.store import Store
+    from inspector.session.watch import Watcher
 
 PORT_SEARCH = 100
 
 
-class QuietHandler(WSGIRequestHandler):
+def _quiet_handler():
     """Werkzeug's handler without the access log: the first request's URL carries the launch token."""
+    from werkzeug.serving import WSGIRequestHandler
 
-    def log_request(self, code="-", size="-") -> None:  # noqa: D102 - silence on purpose
-        return
+    class QuietHandler(WSGIRequestHandler):
+        def log_request(self, code="-", size="-") -> None:  # noqa: D102 - silence on purpose
+            return
+
+    return QuietHandler
 
 
 class StartError(Exception):
@@ -61,24 +59,29 @@ def _listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def bind(app, host: str, port: int | None) -> BaseWSGIServer:
+def listen(host: str, port: int | None) -> socket.socket:
     """Bind the page's listener: the first free port from 6280 up, an explicit one, or any (0)."""
     candidates = range(DEFAULT_PORT, DEFAULT_PORT + PORT_SEARCH) if port is None else [port]
     for candidate in candidates:
         try:
-            sock = _listen(host, candidate)
+            return _listen(host, candidate)
         except OSError as exc:
             if exc.errno != errno.EADDRINUSE:
                 raise StartError(f"cannot listen on {host}:{candidate}: {exc.strerror or exc}") from None
             if port is not None:
                 raise StartError(f"port {port} in use") from None
-            continue
-        try:
-            return make_server(host, sock.getsockname()[1], app, threaded=True, request_handler=QuietHandler,
-                               fd=sock.fileno())
-        finally:
-            sock.close()  # werkzeug keeps its own duplicate of the descriptor
     raise StartError(f"no free port from {DEFAULT_PORT} to {DEFAULT_PORT + PORT_SEARCH - 1}")
+
+
+def serve_on(sock: socket.socket, app, host: str) -> BaseWSGIServer:
+    """The page's server on a bound socket (which it takes over: connections already queued are answered)."""
+    from werkzeug.serving import make_server
+
+    try:
+        return make_server(host, sock.getsockname()[1], app, threaded=True, request_handler=_quiet_handler(),
+                           fd=sock.fileno())
+    finally:
+        sock.close()  # werkzeug keeps its own duplicate of the descriptor
 
 
 def open_recording(config: Config) -> RecordingWriter:
@@ -97,6 +100,8 @@ def open_recording(config: Config) -> RecordingWriter:
 
 def make_watcher(config: Config) -> Watcher | None:
     """The file watcher: --watch paths, else the folder of the server's script; none for --demo or --no-watch."""
+    from inspector.session.watch import DEFAULT_GLOBS, Watcher, WatchSpec, default_watch
+
     if config.no_watch or (config.demo and not config.watch):
         return None
     paths = [Path(p) for p in config.watch] or default_watch(list(config.command), config.cwd)
@@ -115,9 +120,10 @@ def has_display() -> bool:
 
 
 def run(config: Config) -> int:
-    """Start everything and serve until SIGINT/SIGTERM; returns the process exit code."""
-    from inspector.web.app import create_app  # Flask is imported only when the page is really served
+    """Start everything and serve until SIGINT/SIGTERM; returns the process exit code.
 
+    The URL line comes as soon as the port is bound and the token made: the page and the services are built after
+    it, while the listening socket holds the browser's first request until the page can answer it."""
     try:
         if config.command:
             resolve_command(list(config.command), config.cwd, config.server_env())
@@ -125,18 +131,23 @@ def run(config: Config) -> int:
     except (SpawnError, RecordingError) as exc:
         print(f"mcp-inspect: {exc}", file=sys.stderr)
         return 2
-    inspector = build(config, Store(writer))
-    app = create_app(inspector)
     try:
-        server = bind(app, config.host, config.port)
+        sock = listen(config.host, config.port)
     except StartError as exc:
         writer.close()
         if writer.path:
             writer.path.unlink(missing_ok=True)
         print(f"mcp-inspect: {exc}", file=sys.stderr)
         return 2
+    token = secrets.token_urlsafe(32)
+    url = print_url(config, sock.getsockname()[1], token)
+    from inspector.recording.store import Store
+    from inspector.web.app import create_app  # Flask is imported only when the page is really served
+
+    inspector = build(config, Store(writer), token=token)
+    server = serve_on(sock, create_app(inspector), config.host)
     begin(inspector, server.socket.getsockname()[1])
-    serve_until_stopped(server, config, inspector.token, on_ready=lambda: start_target(inspector))
+    serve_until_stopped(server, config, url, on_ready=lambda: start_target(inspector))
     print("mcp-inspect: shutting down", file=sys.stderr, flush=True)
     shut_down(inspector)
     server.shutdown()
@@ -144,9 +155,20 @@ def run(config: Config) -> int:
     return 0
 
 
-def build(config: Config, store: Store) -> Inspector:
+def build(config: Config, store: Store, token: str | None = None) -> Inspector:
     """THE composition root: every service of one live run, wired to each other (tests call this too)."""
-    token = secrets.token_urlsafe(32)
+    from inspector.inspector import Inspector
+    from inspector.session import Session
+    from inspector.session.asks import Asks
+    from inspector.session.calls import Calls
+    from inspector.session.panels import PanelState
+    from inspector.session.problems import Problems
+    from inspector.session.restarts import Restarter
+    from inspector.session.sharing import Sharing
+    from inspector.session.targeting import Targeting
+    from inspector.session.tasks import TaskTracker
+
+    token = token or secrets.token_urlsafe(32)
     store.masker.learn([token, *config.secrets()])  # before anything is recorded: the header comes later (begin)
     session = Session(store, list(config.command), cwd=config.cwd, env=config.server_env(), timeout=config.timeout,
                       client_version=__version__, max_timeout=config.max_timeout, roots=config.root_list(),
@@ -174,6 +196,10 @@ def build(config: Config, store: Store) -> Inspector:
 
 def build_view(config: Config, store: Store, head: dict | None, problems: list[str]) -> Inspector:
     """The services of `mcp-inspect view FILE`: a recorded session, nothing that runs or sends."""
+    from inspector.inspector import Inspector
+    from inspector.recording.viewer import RecordedSession
+    from inspector.session.tasks import TaskTracker
+
     session = RecordedSession(store, head, problems, Path(config.view).name)
     return Inspector(config=config, token=secrets.token_urlsafe(32), store=store, session=session,
                      tasks=TaskTracker(session), calls=session, recording_problems=list(problems))
@@ -211,18 +237,25 @@ def shut_down(inspector: Inspector) -> None:
     inspector.store.close()
 
 
-def serve_until_stopped(server: BaseWSGIServer, config: Config, token: str, on_ready=None) -> None:
-    """Serve, print the URL line (the contract: exactly one line on stdout), open a browser, wait for a signal."""
+def print_url(config: Config, port: int, token: str) -> str:
+    """The URL line (the contract: exactly one line on stdout, flushed); returns the URL."""
+    host = f"[{config.host}]" if ":" in config.host else config.host
+    url = f"http://{host}:{port}/?token={token}"
+    print(url, flush=True)
+    return url
+
+
+def serve_until_stopped(server: BaseWSGIServer, config: Config, url: str, on_ready=None) -> None:
+    """Serve (the URL line is already out), open a browser, wait for a signal."""
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.2}, name="http", daemon=True).start()
-    host = f"[{config.host}]" if ":" in config.host else config.host
-    url = f"http://{host}:{server.socket.getsockname()[1]}/?token={token}"
-    print(url, flush=True)
     if on_ready:
         on_ready()
     if config.open_browser and has_display():
+        import webbrowser
+
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
     while not stop.wait(0.5):  # a timeout keeps the main thread responsive to signals
         pass
@@ -230,7 +263,7 @@ def serve_until_stopped(server: BaseWSGIServer, config: Config, token: str, on_r
 
 def run_view(config: Config) -> int:
     """`mcp-inspect view FILE`: the recording's timeline in the page, read-only; nothing is run or sent."""
-    from inspector.web.app import create_app
+    from inspector.recording.store import Store
 
     try:
         recording = RecordingWriter.open_existing(config.view)
@@ -248,15 +281,18 @@ def run_view(config: Config) -> int:
         return 2
     for problem in problems:
         print(f"mcp-inspect: {config.view}: {problem}", file=sys.stderr)
-    inspector = build_view(config, store, head, problems)
-    app = create_app(inspector)
     try:
-        server = bind(app, config.host, config.port)
+        sock = listen(config.host, config.port)
     except StartError as exc:
         print(f"mcp-inspect: {exc}", file=sys.stderr)
         return 2
+    inspector = build_view(config, store, head, problems)
+    url = print_url(config, sock.getsockname()[1], inspector.token)
+    from inspector.web.app import create_app
+
+    server = serve_on(sock, create_app(inspector), config.host)
     inspector.port = server.socket.getsockname()[1]
-    serve_until_stopped(server, config, inspector.token)
+    serve_until_stopped(server, config, url)
     server.shutdown()
     recording.close()
     return 0

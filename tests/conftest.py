@@ -68,7 +68,8 @@ class Inspector(PageRequests):
     def request(self, method: str, path: str, *, headers: dict | None = None, body: bytes | str | None = None,
                 auth: bool = True) -> tuple[int, dict, bytes]:
         """A raw HTTP request with http.client (so Host and friends can be anything)."""
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        # Generous: the URL line comes before the page is built, so a first request may wait for the build.
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=60)
         all_headers = {"Host": f"127.0.0.1:{self.port}"}
         if auth:
             all_headers["Cookie"] = self.cookie
@@ -128,8 +129,20 @@ def start_inspector(tmp_path: Path, server_argv: list[str], *options: str, recor
     if not match:
         proc.kill()
         raise AssertionError(f"no URL line from mcp-inspect: {line!r}; stderr: {stderr_path.read_text()}")
+    _wait_answering(int(match.group(1)))
     return Inspector(proc=proc, url=line.strip(), port=int(match.group(1)), token=match.group(2),
                      record=record_path if view is None else view, stderr_path=stderr_path)
+
+
+def _wait_answering(port: int) -> None:
+    """The URL line comes before the page is built (its socket holds requests meanwhile): wait for any answer, so
+    a test's time bounds start from a built page and a started server, on a loaded machine too."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=90)
+    try:
+        conn.request("GET", "/healthz-unauthenticated", headers={"Host": f"127.0.0.1:{port}"})
+        conn.getresponse().read()
+    finally:
+        conn.close()
 
 
 def _readline_with_timeout(proc: subprocess.Popen, timeout: float) -> str:

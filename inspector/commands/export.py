@@ -9,12 +9,17 @@ page's Export button uses too.
 from __future__ import annotations
 
 import sys
+from itertools import chain
 from pathlib import Path
+from typing import Callable, Iterable, Iterator
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.redact import Rules
-from inspector.recording.export import in_selection, parse_selection, redact_recording
-from inspector.recording.files import RecordingError, RecordingWriter, read_recording
+from inspector.protocol.records import Record
+from inspector.recording.export import Masking, in_selection, parse_selection, redact_recording
+from inspector.recording.files import (
+    BLOCK_BYTES, RecordingError, RecordingReader, RecordingWriter, Line, file_lines, stream_recording,
+)
 from inspector.recording.reports.formats import REPORTS
 from inspector.commands.common import Parser, UsageError, fail
 
@@ -58,27 +63,38 @@ def export_main(argv: list[str]) -> int:
         args = build_parser().parse_args(argv)
         ranges = parse_selection(args.seq) if args.seq else None
         rules = Rules.build(args.redact_key, args.redact_regex, args.also_redact)
-        loaded = read_recording(args.file)
+        masking = _learn(args.file, Masking(rules)) if args.format == "jsonl" else None
     except (UsageError, ValueError, RecordingError) as exc:
         return fail(str(exc))
-    if loaded.header is None:
-        return fail(f"{args.file}: not an mcp-inspect recording (no header line)")
-    for problem in loaded.problems:
-        fail(f"warning: {problem}")
     picked = lambda seq: in_selection(seq, ranges)  # noqa: E731
-    if args.format == "jsonl":
-        result = redact_recording(loaded.header, [r for r in loaded.records if picked(r.seq)], rules)
-        data = b"".join([jsonrpc.encode(result.header)] + [jsonrpc.encode(r) for r in result.records])
-        what = f"{len(result.records)} records"
-    else:
-        result = redact_recording(loaded.header, loaded.records, rules)
-        data = REPORTS[args.format].render(result, loaded.problems, picked).encode()
-        what = f"a {args.format} report of {sum(1 for r in result.records if picked(r['seq']))} records"
-    findings = [(seq, f) for seq, f in result.findings if seq is None or picked(seq)]
+    reader = RecordingReader()
     try:
-        _write(args.output, data)
+        if args.format == "jsonl":  # streamed: each line copied as read, or masked, as it is read
+            if masking is None:
+                return _no_header(args.file)
+            head, findings = masking.header(masking.head)
+            lines = _masked_lines(stream_recording(args.file, reader), masking, picked, findings)
+            what = f"{_write(args.output, chain([jsonrpc.encode(head)], lines)) - 1} records"
+            problems = reader.finish()
+        else:  # a report is made from the whole recording
+            records, lines = [], []
+            for line, item in stream_recording(args.file, reader):
+                if isinstance(item, Record):
+                    records.append(item)
+                    lines.append(line.data)
+            problems = reader.finish()
+            if reader.header is None:
+                return _no_header(args.file)
+            result = redact_recording(reader.header, records, rules, lines)
+            data = REPORTS[args.format].render(result, problems, picked).encode()
+            _write(args.output, [data])
+            findings = result.findings
+            what = f"a {args.format} report of {sum(1 for r in result.records if picked(r['seq']))} records"
     except RecordingError as exc:
         return fail(str(exc))
+    for problem in problems:
+        fail(f"warning: {problem}")
+    findings = [(seq, f) for seq, f in findings if seq is None or picked(seq)]
     for seq, finding in findings:
         where = "header" if seq is None else f"record {seq}"
         fail(f"masked {finding.kind}: {where} {finding.path}")
@@ -86,17 +102,57 @@ def export_main(argv: list[str]) -> int:
     return 0
 
 
-def _write(output: str, data: bytes) -> None:
-    """Write to stdout (-) or a new file, created exclusively with mode 0600 like every recording."""
-    if output == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    writer = RecordingWriter.create(Path(output), unique=False)
+def _no_header(path: str) -> int:
+    return fail(f"{path}: not an mcp-inspect recording (no header line)")
+
+
+def _learn(path: str, masking: Masking) -> Masking | None:
+    """The first pass: what the header and every line teach `masking` (only lines the Screen suspects are decoded).
+    Returns it ready to mask, its `head` set, or None when the file has no header. Raises RecordingError."""
+    reader = RecordingReader()
+    for line in file_lines(path):
+        if line.number == 1:
+            masking.head = reader.feed(line)  # raises RecordingError for another format or a newer version
+            if reader.header is None:
+                return None
+            masking.learn_header(reader.header)
+        elif line.data is not None and line.ended:  # a cut-off last line may be whole by the second pass
+            masking.learn_line(line.number, line.data)
+    masking.learned_all()
+    return masking
+
+
+def _masked_lines(items: Iterator[tuple[Line, dict | Record]], masking: Masking, picked: Callable[[int], bool],
+                  findings: list) -> Iterator[bytes]:
+    """Each picked record's line: copied as read when the Screen clears it, else masked and encoded anew."""
+    for line, record in items:
+        if isinstance(record, Record) and picked(record.seq):
+            masked, found = masking.record(record, line.data, line.number)
+            findings += found
+            yield line.data + b"\n" if masked is None else jsonrpc.encode(masked)
+
+
+def _write(output: str, lines: Iterable[bytes]) -> int:
+    """Write to stdout (-) or a new file, created exclusively with mode 0600 like every recording, about a megabyte
+    per write; return how many items were written."""
+    count, block, size = 0, [], 0
+    writer = None if output == "-" else RecordingWriter.create(Path(output), unique=False)
+    write = sys.stdout.buffer.write if writer is None else writer.write_lines
     try:
-        writer.write_lines(data)
+        for line in lines:
+            count += 1
+            block.append(line)
+            size += len(line)
+            if size >= BLOCK_BYTES:
+                write(b"".join(block))
+                block, size = [], 0
+        write(b"".join(block))
     finally:
-        writer.close()
+        if writer is None:
+            sys.stdout.flush()
+        else:
+            writer.close()
+    return count
 
 
 if __name__ == "__main__":  # python -m inspector.commands.export

@@ -236,3 +236,43 @@ def redact_argv(argv: list[str]) -> tuple[list[str], list[int]]:
     """A server command with the values of --token-style options masked, and the masked positions (the one rule:
     protocol.secrets.mask_argv)."""
     return mask_argv(argv)
+
+
+class Screen:
+    """A cheap look at a recording line's bytes that says when masking could not change it: `suspect(line)` is
+    False only for a line that redact_value (and secrets_under_keys) provably leave alone, so an export can copy
+    it without decoding and walking it. Anything it cannot rule out is suspect and takes the full walk.
+
+    Why it is safe: a line with no backslash and only ASCII holds every string of its JSON value verbatim between
+    quotes, so a secret key, a literal, a built-in pattern's hint, a key=value hint or a URL escape in any string
+    shows in the bytes too, and each base64 run of a string is a base64 run of the line. User regexes cannot be
+    judged on the encoded line (anchors, lookarounds), so with any of them every line is suspect."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.everything = bool(rules.patterns)
+        needles = {*rules.keys, "token", "key", "secret", "passw", "pwd", '"event"',
+                   *(hint for _, _, _, hints in BUILTIN_PATTERNS for hint in hints),
+                   *(text for _, text in rules.variants())}
+        lowered = {needle.lower().encode("utf-8") for needle in needles}
+        # One needle inside another adds nothing ("api_key" holds "key"); one alternation over the lowered line.
+        needed = sorted((n for n in lowered if not any(m != n and m in n for m in lowered)), key=len, reverse=True)
+        # Also suspect: an escape or a non-ASCII byte (a string's text differs from its bytes), a URL escape, and an
+        # event, because its detail.command has --token-style options masked by position, not by shape.
+        self._needles = re.compile(b"|".join([rb"[\\%\x7f-\xff]", *(re.escape(n) for n in needed)]))
+        self._base64 = re.compile(BASE64_RUN.pattern.encode("ascii"))
+        self._text_runs: dict[bytes, bool] = {}
+        """Base64-looking run → does it decode to text? Runs repeat (method names), decoding them does not."""
+
+    def suspect(self, line: bytes) -> bool:
+        """Could masking change this line (one JSON value, UTF-8, without its newline)?"""
+        if self.everything or self._needles.search(line.lower()):  # lower() keeps \\, % and non-ASCII bytes as they are
+            return True
+        return any(self._decodes(m.group(0)) for m in self._base64.finditer(line))
+
+    def _decodes(self, run: bytes) -> bool:
+        known = self._text_runs.get(run)
+        if known is None:
+            if len(self._text_runs) >= 4096:  # bounded: random runs (ids, hashes) do not pile up
+                self._text_runs.clear()
+            known = self._text_runs[run] = _b64_text(run.decode("ascii")) is not None
+        return known

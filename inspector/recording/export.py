@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Any, Iterable, Sequence
 
 from inspector.protocol.records import Record
-from inspector.protocol.redact import Finding, Rules, redact_argv, redact_value, secrets_under_keys
-from inspector.recording.files import REDACTED
+from inspector.protocol.redact import Finding, Rules, Screen, redact_argv, redact_value, secrets_under_keys
+from inspector.protocol.json import loads
+from inspector.recording.files import RECORD_DEPTH, REDACTED
 
 
 def parse_selection(text: str) -> list[tuple[int, int]]:
@@ -42,37 +43,104 @@ class Redacted:
     """(record seq, or None for the header; what and where)."""
 
 
-def redact_recording(header: dict | None, records: Iterable[Record], rules: Rules) -> Redacted:
+def redact_recording(header: dict | None, records: Iterable[Record], rules: Rules,
+                     lines: Sequence[bytes] | None = None) -> Redacted:
     """Mask secrets in a header and its records (pure). Secrets found under secret keys are then searched for
-    everywhere else too, raw or encoded."""
-    records = list(records)
-    learned = list(_header_secrets(header))
-    for record in records:
-        learned += secrets_under_keys(record.to_dict(), rules)
-    rules = rules.with_literals(learned)
+    everywhere else too, raw or encoded. `lines`, when given, are the records' lines as read: a line the Screen
+    clears is not walked (nothing in it can be masked)."""
+    pairs = list(zip(records, lines)) if lines is not None else [(record, None) for record in records]
+    masking = Masking(rules)
+    masking.learn_header(header)
+    for record, line in pairs:
+        masking.learn(record.to_dict(), line)
+    masking.learned_all()
     out = Redacted(header=None, records=[])
     if header is not None:
+        out.header, found = masking.header(header)
+        out.findings += found
+    for record, line in pairs:
+        masked, found = masking.record(record, line)
+        out.records.append(record.to_dict() if masked is None else masked)
+        out.findings += found
+    return out
+
+
+class Masking:
+    """Export masking in two passes, so a file can be streamed rather than held: learn from the header and every
+    record (values under secret keys become literals searched for everywhere), then `learned_all`, then mask the
+    `header` and each `record`. A line the Screen clears is neither walked nor decoded for learning."""
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        self.screen = Screen(rules)
+        self._learned: list[str] = []
+        self._suspects: set[int] | None = set()
+        """The numbers of the lines learn_line found suspect (None: not known, look again)."""
+        self._screened = 0
+        """The last line learn_line saw: a recording still being written may have more by the second pass."""
+        self.head: dict | None = None
+        """The header as read (set by the streaming export's first pass)."""
+
+    def learn_header(self, header: dict | None) -> None:
+        """The header's env and HTTP header values are secrets wherever else they appear."""
+        self._learned += _header_secrets(header)
+
+    def learn(self, value: Any, line: bytes | None = None) -> None:
+        """Note the secrets under secret keys in a record's value (none can be in a line the Screen clears)."""
+        if line is None or self.screen.suspect(line):
+            self._learned += secrets_under_keys(value, self.rules)
+
+    def learn_line(self, number: int, line: bytes) -> None:
+        """`learn` from whole line `number` as read (lines in order), decoding it only when the Screen cannot clear it
+        (one that does not decode teaches nothing: the reader skips it). The verdict is kept for `record`."""
+        self._screened = number
+        if self.screen.suspect(line):
+            self._suspects.add(number)
+            try:
+                self._learned += secrets_under_keys(loads(line.decode("utf-8"), RECORD_DEPTH), self.rules)
+            except ValueError:
+                pass
+
+    def learned_all(self) -> None:
+        """Everything was learned from: mask with what it taught (a new secret needs a new look at every line)."""
+        if self._learned:
+            self.rules = self.rules.with_literals(self._learned)
+            self.screen = Screen(self.rules)
+            self._suspects = None
+
+    def record(self, record: Record, line: bytes | None, number: int | None = None
+               ) -> tuple[dict | None, list[tuple[int, Finding]]]:
+        """The record masked and what was masked, or (None, []) when its line is clear: copy the line as it is.
+        `number`: the line's number, whose verdict `learn_line` may have kept."""
+        if number is not None and self._suspects is not None and number <= self._screened:
+            clear = number not in self._suspects  # a line that came after the first pass is looked at below
+        else:
+            clear = line is not None and not self.screen.suspect(line)
+        if clear:
+            return None, []
+        value = record.to_dict()
+        findings: list = []
+        if record.kind == "event" and isinstance(value.get("detail"), dict):
+            value["detail"] = dict(value["detail"])
+            _mask_argv(value["detail"], "command", "$.detail.command", record.seq, findings)
+        masked, found = redact_value(value, self.rules)
+        return masked, findings + [(record.seq, f) for f in found]
+
+    def header(self, header: dict) -> tuple[dict, list[tuple[None, Finding]]]:
+        """The header masked: env and header values always, the server command's secret options, then the rules."""
+        findings: list = []
         head = dict(header)
         if isinstance(head.get("env"), dict):  # recordings write [REDACTED] here; a hand-edited file may not
-            head["env"] = _mask_all(head["env"], "$.env", out.findings)
+            head["env"] = _mask_all(head["env"], "$.env", findings)
         target = dict(head["target"]) if isinstance(head.get("target"), dict) else None
         if target is not None:
             for key in ("env", "headers"):
                 if isinstance(target.get(key), dict):
-                    target[key] = _mask_all(target[key], f"$.target.{key}", out.findings)
-            _mask_argv(target, "command", "$.target.command", None, out.findings)
+                    target[key] = _mask_all(target[key], f"$.target.{key}", findings)
+            _mask_argv(target, "command", "$.target.command", None, findings)
             head["target"] = target
-        out.header, found = redact_value(head, rules)
-        out.findings += [(None, f) for f in found]
-    for record in records:
-        value = record.to_dict()
-        if record.kind == "event" and isinstance(value.get("detail"), dict):
-            value["detail"] = dict(value["detail"])
-            _mask_argv(value["detail"], "command", "$.detail.command", record.seq, out.findings)
-        masked, found = redact_value(value, rules)
-        out.records.append(masked)
-        out.findings += [(record.seq, f) for f in found]
-    return out
+        masked, found = redact_value(head, self.rules)
+        return masked, findings + [(None, f) for f in found]
 
 
 def _header_secrets(header: dict | None) -> Iterable[str]:

@@ -9,12 +9,11 @@ import datetime as _dt
 import os
 import re
 import stat
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from inspector import __version__
 from inspector.protocol import jsonrpc
@@ -114,8 +113,13 @@ class RecordingWriter:
     @classmethod
     def spool(cls) -> "RecordingWriter":
         """An unlinked temporary file: --no-record still keeps the session for paging and search."""
-        fd, name = tempfile.mkstemp(prefix="mcp-inspect-", suffix=".jsonl")
-        os.unlink(name)
+        try:  # Linux: a file that never has a name (no window in which another process could open it)
+            fd = os.open(os.environ.get("TMPDIR") or "/tmp", os.O_TMPFILE | os.O_RDWR | os.O_CLOEXEC, 0o600)
+        except (AttributeError, OSError):
+            import tempfile  # here, not at the top: `call` starts faster without it
+
+            fd, name = tempfile.mkstemp(prefix="mcp-inspect-", suffix=".jsonl")
+            os.unlink(name)
         return cls(fd, None)
 
     @classmethod
@@ -252,22 +256,34 @@ class Loaded:
 
 def read_recording(path: Path | str) -> Loaded:
     """Read a recording, skipping (and reporting) what cannot be read; never executes anything."""
+    reader = RecordingReader()
+    records = [item for _, item in stream_recording(path, reader) if isinstance(item, Record)]
+    return Loaded(header=reader.header, records=records, problems=reader.finish(),
+                  complete=bool(records and records[-1].kind == EVENT and records[-1].event == "session-end"))
+
+
+def stream_recording(path: Path | str, reader: RecordingReader) -> Iterator[tuple[Line, dict | Record]]:
+    """(the Line, the header or a Record) for each line `reader` keeps, read block by block: memory holds one block
+    and one line (at most MAX_LINE_BYTES), whatever the file's size. The reader notes what it skips."""
+    for line in file_lines(path):
+        item = reader.feed(line)
+        if item is not None:
+            yield line, item
+
+
+def file_lines(path: Path | str) -> Iterator[Line]:
+    """A file's Lines (split_lines), read block by block; raises RecordingError when it cannot be opened."""
     path = Path(path)
     try:
         handle = open(path, "rb")
     except OSError as exc:
         raise RecordingError(f"cannot open {path}: {exc.strerror}") from None
     with handle:
-        reader = RecordingReader()
-        records = [item for line in split_lines(iter(lambda: handle.read(BLOCK_BYTES), b""))
-                   if isinstance(item := reader.feed(line), Record)]
-    return Loaded(header=reader.header, records=records, problems=reader.finish(),
-                  complete=bool(records and records[-1].kind == EVENT and records[-1].event == "session-end"))
+        yield from split_lines(iter(lambda: handle.read(BLOCK_BYTES), b""))
 
 
-@dataclass(frozen=True, slots=True)
-class Line:
-    """One line of a recording as split_lines cuts it."""
+class Line(NamedTuple):
+    """One line of a recording as split_lines cuts it (a tuple: made once per line, it must be cheap)."""
 
     number: int
     """1-based."""

@@ -7,20 +7,22 @@ from dataclasses import dataclass
 from typing import Callable
 
 from inspector.recording.export import Redacted
-from inspector.recording.reports import markdown
-from inspector.recording.reports.html import render_html
 
 Picked = Callable[[int], bool]
 
 
 def _html_report(result: Redacted, notes: list[str], picked: Picked) -> str:
     """The self-contained page of the picked records (what was masked listed with them)."""
+    from inspector.recording.reports.html import render_html  # here: the registry is imported by every export
+
     masked = [{"seq": seq, "kind": f.kind, "path": f.path} for seq, f in result.findings if seq is None or picked(seq)]
     return render_html(result.header, [r for r in result.records if picked(r["seq"])], masked, notes)
 
 
 def _markdown_report(result: Redacted, notes: list[str], picked: Picked) -> str:
     """GitHub Markdown: the whole recording summarised, the picked calls shown."""
+    from inspector.recording.reports import markdown  # here: a jsonl export needs no checker nor jsonschema
+
     return markdown.report_for(result.header, result.records, notes, picked)
 
 

@@ -1,0 +1,112 @@
+"""The streaming export: lines the Screen clears are copied as read (never decoded for masking), every other line
+is masked as before, and the file is read with the one reader, line cap included."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from urllib.parse import quote
+
+import pytest
+
+from conftest import ROOT
+from test_export import message, mcp, result_text, write_recording
+from inspector.protocol.records import from_dict
+from inspector.protocol.redact import Rules, Screen, redact_value, secrets_under_keys
+from inspector.recording.export import Masking
+
+SECRET = "hunter2-" + "Qx7" * 6
+
+# Values that carry a secret in some form, each one a different way in: a secret key, each built-in shape, a
+# key=value, a literal raw / base64 / URL-encoded, an escaped or non-ASCII string, an event's --token option.
+SECRETS = [
+    {"params": {"arguments": {"Password": "ada-lovelace"}}},
+    {"text": "Authorization: Bearer abcdefgh12345678"},
+    {"text": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"},
+    {"text": "key sk-proj-" + "Ab3xY9" * 5},
+    {"text": "ghp_" + "a1B2c3D4e5" * 4},
+    {"text": "aws AKIA" + "ABCDEFGHIJ234567"},
+    {"text": "GET /?Token=f3A9kQ2xZ7pL0mW8vB4n&page=2"},
+    {"text": f"literal {SECRET} in text"},
+    {"text": "b64 " + base64.b64encode(f"Authorization: Bearer {'T0k3n' * 6}".encode()).decode()},
+    {"text": "b64 of a literal " + base64.b64encode(SECRET.encode()).decode()},
+    {"text": "url " + quote(f"Bearer {'T0k3n' * 6}")},
+    {"text": "escaped \u00e9 Bearer abcdefgh12345678"},
+    {"detail": {"command": ["srv", "--api-token", "abc123456"]}, "event": "restart", "kind": "event"},
+]
+ORDINARY = [
+    {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "flood 7"}},
+    {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": "flooded 100000 lines, all fine"}]}},
+    {"seq": 4, "t": 1.5, "kind": "stderr", "text": "listening on stdio; ready"},
+]
+
+
+@pytest.mark.parametrize("compact", [True, False])
+def test_the_screen_suspects_every_line_that_masking_would_change(compact):
+    rules = Rules.build(literals=[SECRET])
+    screen = Screen(rules)
+    separators = (",", ":") if compact else (", ", ": ")
+    for value in SECRETS:
+        line = json.dumps(value, separators=separators).encode()
+        masked, found = redact_value(value, rules)
+        assert found or secrets_under_keys(value, rules) or value.get("kind") == "event", value
+        assert screen.suspect(line), f"cleared a line holding a secret: {line!r}"
+    for value in ORDINARY:  # the common case stays cheap: nothing here can be masked, and the Screen knows it
+        line = json.dumps(value, separators=separators).encode()
+        assert redact_value(value, rules) == (value, [])
+        assert not screen.suspect(line), line
+
+
+def test_with_a_user_regex_every_line_is_suspect():
+    screen = Screen(Rules.build(regexes=[r"^flood"]))
+    assert screen.suspect(json.dumps(ORDINARY[0]).encode())
+
+
+def test_export_copies_clean_lines_byte_for_byte_and_masks_the_others(tmp_path):
+    records = [result_text(1, "plain words"), result_text(2, "Authorization: Bearer abcdefgh12345678"),
+               message(3, "to_server", {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})]
+    source = write_recording(tmp_path / "in.jsonl", {"target": {"command": ["srv"]}, "env": {}}, records)
+    # An unusual but valid spelling of a clean line: an export is a copy, so it keeps the bytes as they were.
+    lines = source.read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b'"seq": 1, ', b'"seq":1 ,  ')
+    source.write_bytes(b"".join(lines))
+    out = tmp_path / "out.jsonl"
+    result = mcp(["export", str(source), "-o", str(out)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    exported = out.read_bytes().splitlines(keepends=True)
+    assert exported[1] == lines[1] and exported[3] == lines[3]
+    assert b"abcdefgh12345678" not in exported[2] and json.loads(exported[2])["seq"] == 2
+    assert "masked bearer-token: record 2" in result.stderr and "exported 3 records" in result.stderr
+
+
+def test_export_reports_a_line_over_the_cap_and_exports_the_rest(tmp_path):
+    records = [result_text(1, "short"), result_text(2, "x" * 5000), result_text(3, "short too")]
+    source = write_recording(tmp_path / "in.jsonl", {"target": {"command": ["srv"]}, "env": {}}, records)
+    sitecustomize = tmp_path / "cap" / "sitecustomize.py"  # a small cap in the child, so the file stays small
+    sitecustomize.parent.mkdir()
+    sitecustomize.write_text("import inspector.recording.files as f\nf.MAX_LINE_BYTES = 4096\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(sitecustomize.parent), str(ROOT)])}
+    for fmt in ("jsonl", "md", "html"):
+        out = tmp_path / f"out.{fmt}"
+        result = subprocess.run([sys.executable, "-m", "inspector.cli", "export", str(source), "-o", str(out),
+                                 "--format", fmt], cwd=tmp_path, capture_output=True, text=True, timeout=90, env=env)
+        assert result.returncode == 0, result.stderr
+        assert "warning: line 3: longer than 4096 bytes, skipped" in result.stderr, fmt
+        assert "x" * 5000 not in out.read_text()
+    assert [json.loads(line)["seq"] for line in out.with_suffix(".jsonl").read_text().splitlines()[1:]] == [1, 3]
+
+
+def test_a_line_the_first_pass_did_not_see_is_screened_in_the_second():
+    """A recording still being written grows between export's two passes: a verdict is only reused for a line the
+    first pass saw whole."""
+    masking = Masking(Rules.build())
+    clean = json.dumps(message(1, "from_server", ORDINARY[0])).encode()
+    masking.learn_line(2, clean)
+    masking.learned_all()
+    assert masking.record(from_dict(json.loads(clean)), clean, 2) == (None, [])
+    leaking = result_text(2, "Authorization: Bearer abcdefgh12345678")
+    masked, found = masking.record(from_dict(leaking), json.dumps(leaking).encode(), 3)
+    assert masked is not None and "abcdefgh12345678" not in json.dumps(masked) and found
