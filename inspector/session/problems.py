@@ -43,7 +43,7 @@ class Problems:
                 batch = []
             for record in batch:
                 if not (record.kind == EVENT and record.event == "warning"):
-                    self._guarded(lambda: self.checker.observe(record), record.seq or 0)
+                    self._guarded(lambda record=record: self.checker.observe(record), record.seq or 0)
             if time.monotonic() >= next_tick:
                 next_tick = time.monotonic() + TICK_SECONDS
                 self._guarded(lambda: self.checker.tick(time.time(), self.session.running), 0)
