@@ -6,13 +6,15 @@ Measures, in the same run and the same way (wall time of a child process, start 
 - mcp-inspect: `python -m inspector.cli call --tool flood --args '{"n":N}' --record F -- python
   tests/fixtures/flood_server.py` (every line recorded to F before it is acted on).
 The flood server does not flush per line, so both read the flood at the speed of the pipe. Checks that the
-recording holds all N notifications, then prints the best and the median of each and the ratio of the bests.
+recording holds all N notifications, then prints the best and the median of each (wall time, and the CPU time of
+the command and its server) and the ratios of the bests.
 Usage: python bench/flood_call.py [N] [REPEATS]
 """
 
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -24,15 +26,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVER = [sys.executable, str(ROOT / "tests" / "fixtures" / "flood_server.py")]
 
 
-def timed(argv: list[str]) -> float:
-    """Wall seconds of one child process run to its exit (its output checked, not kept)."""
+def timed(argv: list[str]) -> tuple[float, float]:
+    """Wall seconds of one child process run to its exit, and the CPU seconds it and the server used (user + sys:
+    far less disturbed than wall time by other work on a shared machine). Its output is checked, not kept."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     result = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=600)
     elapsed = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if result.returncode != 0 or "flooded" not in result.stdout:
         raise SystemExit(f"{argv[:5]}... failed ({result.returncode}): {result.stderr[-2000:]}")
-    return elapsed
+    return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def notifications_in(path: Path) -> int:
@@ -57,11 +62,15 @@ def main() -> None:
             recorded = notifications_in(Path(tmp) / f"flood-{n}.jsonl")
             if recorded != count:
                 raise SystemExit(f"the recording holds {recorded} notifications, not {count}")
-    print(f"flood of {count} notifications, `call --record` (best / median of {repeats}, paired)")
-    print(f"  bare floor (read + json.loads): {min(floors):7.3f} s / {statistics.median(floors):.3f} s")
-    print(f"  mcp-inspect call --record:      {min(ours):7.3f} s / {statistics.median(ours):.3f} s")
-    print(f"  ratio (best):                   {min(ours) / min(floors):7.2f}x   "
-          f"(median: {statistics.median(ours) / statistics.median(floors):.2f}x)")
+    print(f"flood of {count} notifications, `call --record` (best / median of {repeats}, paired; cpu: the command "
+          "and its server, user + sys)")
+    for name, runs in (("bare floor (read + json.loads)", floors), ("mcp-inspect call --record", ours)):
+        walls, cpus = [run[0] for run in runs], [run[1] for run in runs]
+        print(f"  {name:31s} wall {min(walls):6.3f} s / {statistics.median(walls):6.3f} s   "
+              f"cpu {min(cpus):6.3f} s / {statistics.median(cpus):6.3f} s")
+    wall = min(run[0] for run in ours) / min(run[0] for run in floors)
+    cpu = min(run[1] for run in ours) / min(run[1] for run in floors)
+    print(f"  ratio (best): wall {wall:.2f}x, cpu {cpu:.2f}x")
 
 
 if __name__ == "__main__":
