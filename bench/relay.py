@@ -1,11 +1,12 @@
-"""Relay benchmark: a server emits N small notifications in one call.
+"""Relay benchmark: a server emits N small notifications in one call (tests/fixtures/flood_server.py, which does
+not flush per line, so the flood comes at the speed of the pipe, as a real chatty server's does).
 
-Measures, in the same run:
-- baseline: a bare Python reader that spawns the server, sends initialize and the call, and reads and json-parses
+Measures, in the same run, paired (floor, ours, floor, ours, ...):
+- floor: a bare Python reader that spawns the server, sends initialize and the call, and reads and json-parses
   every line until the call's result;
-- inspector: mcp-inspect relaying the same stream: the time from the call until every line is recorded and the
-  call's result row has been delivered to one websocket client.
-Prints both and the ratio. Usage: python bench/relay.py [N] [REPEATS]
+- mcp-inspect in page mode: the time from the call (POST) until every line is recorded and the call's result row
+  has been delivered to one websocket reader.
+Prints the best and the median of each and the ratio. Usage: python bench/relay.py [N] [REPEATS]
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -21,21 +23,21 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
-FAKE = ROOT / "tests" / "fixtures" / "fake_server.py"
+FLOOD = ROOT / "tests" / "fixtures" / "flood_server.py"
 sys.path.insert(0, str(ROOT))
 
 
 def baseline(count: int) -> float:
     """Seconds for a bare reader to read and parse the flood."""
-    proc = subprocess.Popen([sys.executable, str(FAKE), "flood", str(count)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0)
+    proc = subprocess.Popen([sys.executable, str(FLOOD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
     send = lambda msg: (proc.stdin.write((json.dumps(msg) + "\n").encode()), proc.stdin.flush())  # noqa: E731
     send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
           "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "b", "version": "0"}}})
     json.loads(proc.stdout.readline())
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     started = time.perf_counter()
-    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "flood", "arguments": {}}})
+    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "flood", "arguments": {"n": count}}})
     seen = 0
     for line in proc.stdout:
         msg = json.loads(line)
@@ -57,7 +59,7 @@ def inspector(count: int, workdir: Path) -> float:
 
     record = workdir / f"relay-{time.monotonic_ns()}.jsonl"
     proc = subprocess.Popen([sys.executable, "-m", "inspector.cli", "--no-open", "--port", "0", "--record",
-                             str(record), "--", sys.executable, str(FAKE), "flood", str(count)],
+                             str(record), "--", sys.executable, str(FLOOD)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=workdir,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
@@ -70,7 +72,7 @@ def inspector(count: int, workdir: Path) -> float:
         ws = websocket.create_connection(f"ws://127.0.0.1:{port}/ws", cookie=cookie,
                                          origin=f"http://127.0.0.1:{port}", timeout=60)
         ws.recv()  # the initial sync
-        body = urlencode({"arguments": "{}"})
+        body = urlencode({"arguments": json.dumps({"n": count})})
         conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
         started = time.perf_counter()
         conn.request("POST", "/tools/flood/call", body=body, headers={
@@ -97,13 +99,16 @@ def inspector(count: int, workdir: Path) -> float:
 def main() -> None:
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 3
+    floors, ours = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        base = min(baseline(count) for _ in range(repeats))
-        ours = min(inspector(count, Path(tmp)) for _ in range(repeats))
-    print(f"relay of {count} notifications (best of {repeats})")
-    print(f"  bare Python reader (read + json.loads): {base:.3f} s")
-    print(f"  mcp-inspect (recorded + delivered):     {ours:.3f} s")
-    print(f"  ratio: {ours / base:.2f}x")
+        for _ in range(repeats):  # interleaved, so drift in machine load hits both alike
+            floors.append(baseline(count))
+            ours.append(inspector(count, Path(tmp)))
+    print(f"relay of {count} notifications, unflushed flood (best / median of {repeats}, paired)")
+    print(f"  bare Python reader (read + json.loads): {min(floors):.3f} s / {statistics.median(floors):.3f} s")
+    print(f"  mcp-inspect (recorded + delivered):     {min(ours):.3f} s / {statistics.median(ours):.3f} s")
+    median = statistics.median(ours) / statistics.median(floors)
+    print(f"  ratio (best): {min(ours) / min(floors):.2f}x   (median: {median:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,11 @@ class MemorySink:
             self.cond.notify_all()
         return record
 
+    def add_batch(self, records):
+        for record in records:
+            self.add(record)
+        return records
+
 
 class FixtureClient:
     """A fixture server under the product's Client."""

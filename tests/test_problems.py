@@ -32,11 +32,12 @@ def test_a_checker_that_raises_is_reported_and_the_thread_goes_on():
     warnings: list[Record] = []
     two = threading.Event()
 
-    def on_add(record: Record) -> None:
-        if record.kind == EVENT and record.event == "warning":
-            warnings.append(record)
-            if len(warnings) == 2:
-                two.set()
+    def on_add(batch: list[Record]) -> None:  # the store hands its listeners each batch it wrote
+        for record in batch:
+            if record.kind == EVENT and record.event == "warning":
+                warnings.append(record)
+                if len(warnings) == 2:
+                    two.set()
 
     store.listeners.append(on_add)
     problems = Problems(store, Stopped(), timeout=30)

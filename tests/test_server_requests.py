@@ -24,7 +24,10 @@ def flood_client(count: int):
     wire = FixtureClient(fixture_command("pinging_server", str(count)))
     release = threading.Event()
 
+    wire.taken = []  # the requests the worker took to answer (it holds the first until release)
+
     def slow_answer(msg, transport):
+        wire.taken.append(msg)
         release.wait(90)
         return default_answer(msg)
     wire.client.on_server_request = slow_answer
@@ -34,6 +37,13 @@ def flood_client(count: int):
 
 def pings_read(wire) -> int:
     return sum(1 for m in wire.messages if m.get("method") == "ping" and str(m.get("id")).startswith("flood-"))
+
+
+def handed_over(wire) -> int:
+    """Pings the reader has handed to the answering queue (taken, waiting or left unanswered). A read's lines are all
+    recorded before any is handed over, so this can lag pings_read a moment."""
+    queue = wire.client.server_requests
+    return len(wire.taken) + queue.waiting() + queue.dropped
 
 
 def answered(wire) -> int:
@@ -66,6 +76,7 @@ def test_beyond_the_limit_server_requests_stay_unanswered_and_the_reader_goes_on
         before = threading.active_count()
         wire.start("tools/list")
         wait_for(lambda: pings_read(wire) == 300, 60, message="the 300 pings read and recorded")
+        wait_for(lambda: handed_over(wire) == 300, 60, message="the 300 pings handed over")
         assert threading.active_count() <= before + 3
         events = [r for r in wire.sink.records if r.kind == EVENT and r.event == UNANSWERED]
         assert [e.detail for e in events] == [{"limit": 100}], "one event for the burst"

@@ -48,6 +48,7 @@ def transport_for(target: "StdioTarget | HttpTarget", client: "Client", *, on_ex
         from inspector.transport.stdio import StdioProcess
 
         transport = StdioProcess(list(target.command), cwd=target.cwd, env=target.env, on_stdout=client.on_line,
+                                 on_stdout_batch=client.on_lines,
                                  on_stderr=client.on_stderr_line, on_exit=exited,
                                  on_spawn=lambda pid: client.event("spawn", {"pid": pid}))
     holder.append(transport)

@@ -16,78 +16,20 @@ import itertools
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from inspector.protocol import eras, jsonrpc
 from inspector.protocol.records import (EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, UNANSWERED, Record,
-                                        record_server_message)
+                                        record_server_lines, record_server_message)
 from inspector.client.answers import ServerRequests, default_answer
 from inspector.client.deadlines import FOREVER, Deadlines
+from inspector.client.pending import Pending, RequestFailed  # re-exported: callers import them from here
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds to wait for an answer unless told otherwise (--timeout): the page, the commands and replay alike."""
 
-class RequestFailed(Exception):
-    """A request got no result: an error response, no answer in time, or the server went away."""
-
-    def __init__(self, message: str, *, error: dict | None = None, reason: str = "error") -> None:
-        super().__init__(message)
-        self.error = error
-        """The JSON-RPC error object, when the server sent one."""
-        self.reason = reason
-        """error, timeout, exited, stopped, restarted, not-running, transport, cancelled, rejected."""
-
-
 class RawRefused(ValueError):
     """A hand-made request was not sent: its id belongs to a request of ours still waiting for its answer."""
-
-
-@dataclass
-class Pending:
-    """A request the client sent (or is about to send) and is waiting on."""
-
-    id: Any
-    method: str
-    timeout: float
-    deadline: float = FOREVER
-    hard_deadline: float = FOREVER
-    """Progress notifications push the deadline back, never past this (the maximum timeout)."""
-    seq: int = 0
-    """The seq of the request's record (of its latest round)."""
-    done: threading.Event = field(default_factory=threading.Event)
-    response: dict | None = None
-    failure: RequestFailed | None = None
-    on_done: Callable[["Pending"], None] | None = None
-    on_recorded: Callable[["Pending", Record], None] | None = None
-    """Called once the request is recorded, before it is written (a fast answer must find what it links)."""
-    params: Any = None
-    """What was sent (an input_required answer is retried with the same params plus the user's answers)."""
-    rounds: int = 1
-    """How many times this request went out (modern era: each input_required answer adds a round)."""
-    response_seq: int = 0
-    """The seq of the answer's record."""
-    call: Any = field(default=None, repr=False)
-    """Whatever this request carries out for its sender (the page's Call), opaque here."""
-    sent_at: float = field(default_factory=time.monotonic)
-
-    def answer(self, timeout: float | None = None) -> dict:
-        """The response message (a result or an error), or raise RequestFailed when none came."""
-        if not self.done.wait(None if timeout is None else max(0.0, timeout)):
-            raise RequestFailed(f"{self.method}: no answer within {timeout:g} s", reason="timeout")
-        if self.failure is not None:
-            raise self.failure
-        assert self.response is not None
-        return self.response
-
-    def wait(self, timeout: float | None = None) -> Any:
-        """The result object, or raise RequestFailed (an error response included)."""
-        response = self.answer(timeout)
-        if "error" in response:
-            error = response["error"]
-            message = error.get("message", "error") if isinstance(error, dict) else str(error)
-            raise RequestFailed(f"{self.method}: {message}", error=error if isinstance(error, dict) else None)
-        return response.get("result")
 
 
 class Client:
@@ -348,7 +290,15 @@ class Client:
     def on_line(self, line: bytes, http: dict | None = None) -> None:
         """One line (or HTTP body) from the server: recorded, then matched or dispatched."""
         self._heard()
-        decoded, record = record_server_message(self.sink, line, http)
+        self._dispatch(*record_server_message(self.sink, line, http))
+
+    def on_lines(self, lines: list[bytes]) -> None:
+        """The stdout lines of one read: all recorded at once (one write), then each matched or dispatched."""
+        self._heard()
+        for decoded, record in record_server_lines(self.sink, lines):
+            self._dispatch(decoded, record)
+
+    def _dispatch(self, decoded: jsonrpc.Decoded, record: Record) -> None:
         if decoded.kind in (jsonrpc.RESPONSE, jsonrpc.ERROR):
             key = jsonrpc.id_key(decoded.msg.get("id"))
             with self._lock:

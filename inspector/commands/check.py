@@ -135,6 +135,12 @@ class CheckingSink(Sink):
                 self.report(self.checker.observe(record))
         return record
 
+    def add_batch(self, records: list[Record]) -> list[Record]:
+        """Store and check each record in turn (Sink's one write per batch would skip the checker)."""
+        for record in records:
+            self.add(record)
+        return records
+
     def report(self, warnings: list[Warning]) -> None:
         """Keep warnings found outside observe (tick, the probe) and write them to the recording."""
         with self._check_lock:

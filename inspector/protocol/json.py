@@ -54,11 +54,28 @@ def loads(data: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
         data = bytes(data)
         data = data.decode(json.detect_encoding(data), "surrogatepass")
     try:
-        value = json.loads(data)
+        value = _scan_whole(data)
     except RecursionError:  # json's own limit (about 1,000 levels, less on a deep stack)
         raise TooDeep(f"nested more than {max_depth} levels deep") from None
     if too_deep(data, max_depth):
         raise TooDeep(f"nested more than {max_depth} levels deep")
+    return value
+
+
+_SCAN = json.JSONDecoder().scan_once
+"""json's own (C) scanner, called without json.loads's wrapping: a flood's lines are decoded at the floor's cost."""
+_JSON_SPACE = " \t\n\r"
+
+
+def _scan_whole(text: str) -> Any:
+    """json.loads(text), by the scanner straight away when the text is one value (trailing JSON whitespace allowed);
+    anything else (leading whitespace, extra data, not JSON) goes through json.loads, which raises its own error."""
+    try:
+        value, end = _SCAN(text, 0)
+    except (StopIteration, ValueError):
+        return json.loads(text)
+    if end != len(text) and text[end:].strip(_JSON_SPACE):
+        return json.loads(text)
     return value
 
 

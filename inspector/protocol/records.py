@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -85,6 +86,10 @@ class RecordSink(Protocol):
 
     def add(self, record: Record) -> Record: ...
 
+    def add_batch(self, records: list[Record]) -> list[Record]:
+        """Several records at once (the lines of one pipe read), in order: numbered, written with one write,
+        then made visible together; returns them with their seq and time set."""
+
 
 class RecordError(ValueError):
     """A recording line that is JSON but not a valid record."""
@@ -120,6 +125,10 @@ class Record:
     """A request retried after an input_required answer: the seq of that answer (the chain's previous link)."""
     http: dict | None = None
     """Over HTTP: the exchange that carried the message (status, MCP-relevant headers; secrets redacted)."""
+    wire: bytes | None = field(default=None, repr=False, compare=False)
+    """The server's line exactly as it came, when `msg` was decoded from it and it may be written as it is
+    (`writable_as_is`): to_line writes it as the record's `msg` instead of encoding `msg`. Not part of the
+    record's JSON form; whoever changes `msg` sets it to None."""
 
     def to_dict(self) -> dict:
         """The record's JSON form: only the fields its kind uses."""
@@ -148,12 +157,20 @@ class Record:
             out["detail"] = self.detail
         return out
 
-    def to_line(self) -> bytes:
+    def to_line(self, t_text: bytes | None = None) -> bytes:
         """One recording line, newline-terminated; never raises for what the record holds.
 
         Whatever was decoded from outside is nested at most protocol.json.MAX_DEPTH deep, so it re-encodes.
         A value made in the process that does not (too deep for the encoder, or circular) is written as an invalid
-        line saying so, rather than an exception on the thread that recorded it."""
+        line saying so, rather than an exception on the thread that recorded it. `t_text`: `time_text(self.t)`,
+        when the caller has it already (a batch of records shares one time)."""
+        if self.wire is not None and self.kind == MESSAGE and self.dir == FROM_SERVER and not self.origin \
+                and self.follows is None and not self.http:
+            # The server's own bytes between the record's fields (the same fields, in the same order, as to_dict
+            # gives): they were decoded as this very value, so the line holds the same record as the encoded one,
+            # without the cost of encoding it, which was most of a flood's cost.
+            return b'{"seq":%d,"t":%s,"kind":"message","dir":"from_server","msg":%s}\n' % (
+                self.seq, t_text or time_text(self.t), self.wire)
         try:
             return jsonrpc.encode(self.to_dict())
         except (RecursionError, ValueError) as exc:
@@ -161,6 +178,24 @@ class Record:
             stand_in = Record(INVALID, seq=self.seq, t=self.t, dir=self.dir or TO_SERVER, origin=self.origin,
                               raw=self.raw or self.text or "", error=f"{self.kind} not recordable as JSON ({why})")
             return jsonrpc.encode(stand_in.to_dict())
+
+
+def time_text(t: float) -> bytes:
+    """A record's `t` as its line writes it (to_dict's rounding, json's spelling of the float)."""
+    return repr(round(t, 6)).encode("ascii")
+
+
+def writable_as_is(line: bytes) -> bool:
+    """May a server's line (one JSON value) stand in a recording as it came: it holds nothing the encoder would
+    have escaped for a terminal's or a line splitter's sake (protocol.json.dumps: DEL, the C1 controls, U+2028,
+    U+2029), and no CR, which JSON allows between tokens but which is no part of a line."""
+    if line.isascii():
+        return b"\r" not in line and b"\x7f" not in line
+    return _UNSAFE_RAW.search(line) is None
+
+
+_UNSAFE_RAW = re.compile(b"[\r\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]")
+"""CR, DEL, C1 (U+0080-U+009F), U+2028 and U+2029, in UTF-8."""
 
 
 def from_dict(obj: Any) -> Record:
@@ -302,11 +337,30 @@ def record_server_message(sink, line: bytes, http: dict | None = None) -> tuple[
 
     The message given back is the one the sink stored: with the run's known secrets masked, so a result echoing a
     secret is shown (and printed by a command) as the recording has it."""
+    decoded, record = server_record(line, http)
+    return as_stored(decoded, sink.add(record)), record
+
+
+def record_server_lines(sink, lines: list[bytes]) -> list[tuple[jsonrpc.Decoded, Record]]:
+    """record_server_message for the stdout lines of one read: every one recorded (`sink.add_batch`: one write)
+    before the caller acts on any of them."""
+    made = [server_record(line) for line in lines]
+    sink.add_batch([record for _, record in made])
+    return [(as_stored(decoded, record), record) for decoded, record in made]
+
+
+def server_record(line: bytes, http: dict | None = None) -> tuple[jsonrpc.Decoded, Record]:
+    """One line (or HTTP body) of a server, decoded, and the record to store for it (a message, or an invalid line).
+
+    A line that decoded as one JSON-RPC message keeps its bytes (`Record.wire`), so the recording writes them as
+    they came; a batch, an invalid line and HTTP bodies are encoded as today."""
     decoded = jsonrpc.decode_line(line)
     if decoded.kind == jsonrpc.INVALID:
-        record = sink.add(Record(INVALID, dir=FROM_SERVER, raw=decoded.text, error=decoded.problem, http=http))
-    else:
-        record = sink.add(Record(MESSAGE, dir=FROM_SERVER, msg=decoded.msg, http=http))
-        if record.msg is not decoded.msg:
-            decoded = replace(decoded, msg=record.msg)
-    return decoded, record
+        return decoded, Record(INVALID, dir=FROM_SERVER, raw=decoded.text, error=decoded.problem, http=http)
+    wire = line if http is None and decoded.kind != jsonrpc.BATCH and writable_as_is(line) else None
+    return decoded, Record(MESSAGE, dir=FROM_SERVER, msg=decoded.msg, http=http, wire=wire)
+
+
+def as_stored(decoded: jsonrpc.Decoded, record: Record) -> jsonrpc.Decoded:
+    """The decoded line with the message as the sink stored it (known secrets masked)."""
+    return decoded if record.msg is decoded.msg else replace(decoded, msg=record.msg)

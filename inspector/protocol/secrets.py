@@ -220,8 +220,8 @@ class Masker:
             return [self.value(item) for item in value]
         return value
 
-    def record(self, record: Record) -> bytes:
-        """Mask a record before it is written, and give back its line.
+    def record(self, record: Record, t_text: bytes | None = None) -> bytes:
+        """Mask a record before it is written, and give back its line (`t_text`: see Record.to_line).
 
         The record's fields are replaced by masked copies (never changed in place: the caller may still hold the
         message it sends), so whoever reads the record afterwards (the page, a command's output) sees what the
@@ -231,10 +231,16 @@ class Masker:
             record.detail = _mask_target(record.detail)
         if isinstance(record.http, dict):  # the URL a message was posted to
             record.http = _mask_target(record.http)
-        line = record.to_line()
         pattern = self._line
+        if pattern is not None and record.wire is not None and (b"\\u" in record.wire or b"\\/" in record.wire):
+            # The pattern knows a secret as the encoder writes it; a server's own escapes ("\u0041", "\/") could
+            # spell it otherwise. Without them, a string's bytes on the wire are exactly the encoder's, so the one
+            # search below sees every secret in the server's line as surely as in the encoded one.
+            record.wire = None
+        line = record.to_line(t_text)
         if pattern is None or pattern.search(line) is None:
             return line
+        record.wire = None  # masked: the line is encoded from the masked copies
         for name in ("msg", "text", "raw", "error", "detail", "http"):
             current = getattr(record, name)
             if current is not None:

@@ -18,7 +18,7 @@ from typing import Any, Iterator, NamedTuple
 from inspector import __version__
 from inspector.protocol import jsonrpc
 from inspector.protocol.json import MAX_DEPTH, REDACTED, TooDeep, loads
-from inspector.protocol.records import EVENT, Record, RecordError, from_dict
+from inspector.protocol.records import EVENT, Record, RecordError, from_dict, time_text
 from inspector.protocol.secrets import Masker
 
 FORMAT = "mcp-inspect-recording"
@@ -199,7 +199,7 @@ class RecordingWriter:
 class Sink:
     """Numbers records and appends them to a recording: the part of the page's Store a headless command needs.
 
-    Anything with the same `add(record) -> record` (a Store, to show a replay in the page) can take its place.
+    Anything with the same `add` and `add_batch` (a Store, to show a replay in the page) can take its place.
     """
 
     def __init__(self, writer: RecordingWriter, masker: Masker | None = None) -> None:
@@ -211,12 +211,30 @@ class Sink:
 
     def add(self, record: Record) -> Record:
         """Give the record its seq and time, and write it."""
-        with self._lock:
-            self._seq += 1
-            record.seq = self._seq
-            record.t = record.t or time.time()
-            self.writer.write_lines(self.masker.record(record))
+        Sink.add_batch(self, [record])  # not self.add_batch: check's CheckingSink makes that an add per record
         return record
+
+    def add_batch(self, records: list[Record]) -> list[Record]:
+        """Give the records their seqs and time, and write them with one os.write."""
+        with self._lock:
+            lines = numbered_lines(records, self._seq, self.masker)
+            self._seq += len(lines)
+            if lines:
+                self.writer.write_lines(b"".join(lines))
+        return records
+
+
+def numbered_lines(records: list[Record], seq: int, masker: Masker) -> list[bytes]:
+    """Number the records on from `seq`, give those without a time the time now, mask them: their lines."""
+    now = time.time()
+    now_text = time_text(now)  # one text for the batch's time, not one per record
+    lines = []
+    for record in records:
+        seq += 1
+        record.seq = seq
+        record.t = record.t or now
+        lines.append(masker.record(record, now_text if record.t == now else None))
+    return lines
 
 
 def open_sink(record: str | None, command: list[str], cwd: str | None, *, protocol: str = "auto",

@@ -11,14 +11,13 @@ from __future__ import annotations
 import bisect
 import json
 import threading
-import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Hashable, Iterable
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.json import loads
-from inspector.recording.files import RECORD_DEPTH, RecordingReader, RecordingWriter
+from inspector.recording.files import RECORD_DEPTH, RecordingReader, RecordingWriter, numbered_lines
 from inspector.protocol.secrets import Masker
 from inspector.protocol.records import (
     EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Record, describe_event, from_dict,
@@ -115,26 +114,32 @@ class Store:
         self._signal_seq = 0
         self.closed = False
         self.listeners: list = []
-        """Called with each record right after it is stored, under the lock (so in seq order): keep them quick."""
+        """Called with each batch of records (a list) right after it is stored, under the lock (so in seq order):
+        keep them quick."""
 
     # -- producing --------------------------------------------------------------------------------------------
 
     def add(self, record: Record) -> Record:
         """Number, timestamp and write the record, then make it visible. Returns it with seq and t set."""
-        with self._lock:
-            if self.closed:
-                return record
-            self._seq += 1
-            record.seq = self._seq
-            if not record.t:
-                record.t = time.time()
-            line = self.masker.record(record)  # masked before the disk, so the page, view and export never see it
-            offset = self.writer.write_lines(line)  # recorded first: nothing is shown that is not on disk
-            self._index(record, offset, len(line) - 1)
-            for listener in self.listeners:
-                listener(record)
-            self.changed.notify_all()
+        self.add_batch([record])
         return record
+
+    def add_batch(self, records: list[Record]) -> list[Record]:
+        """Number, timestamp and write the records with one os.write, then make them visible together: each is
+        indexed, the listeners get the batch once, waiters are woken once. Returns them with seq and t set."""
+        with self._lock:
+            if self.closed or not records:
+                return records
+            lines = numbered_lines(records, self._seq, self.masker)  # masked before the disk: the page, view and
+            self._seq += len(lines)                                   # export never see a known secret
+            offset = self.writer.write_lines(b"".join(lines))  # recorded first: nothing is shown that is not on disk
+            for record, line in zip(records, lines):
+                self._index(record, offset, len(line) - 1)
+                offset += len(line)
+            for listener in self.listeners:
+                listener(records)
+            self.changed.notify_all()
+        return records
 
     def _index(self, record: Record, offset: int, length: int) -> None:
         """Make a written record a row (the lock is held)."""

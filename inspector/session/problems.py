@@ -30,19 +30,20 @@ class Problems:
         self.checker = ProtocolChecker(timeout=timeout, disabled=self.disabled)
         self.found: list = []
         """Every warning so far, oldest first."""
-        self._queue: queue.Queue[Record] = queue.Queue()
-        store.listeners.append(self._queue.put)  # called under the store's lock: records arrive in seq order
+        self._queue: queue.Queue[list[Record]] = queue.Queue()
+        store.listeners.append(self._queue.put)  # a batch a put, under the store's lock: records come in seq order
         threading.Thread(target=self._run, name="problems", daemon=True).start()
 
     def _run(self) -> None:
         next_tick = time.monotonic() + TICK_SECONDS
         while not self.store.closed:  # the run is over once its store is closed: the thread ends with it
             try:
-                record = self._queue.get(timeout=max(0.05, next_tick - time.monotonic()))
+                batch = self._queue.get(timeout=max(0.05, next_tick - time.monotonic()))
             except queue.Empty:
-                record = None
-            if record is not None and not (record.kind == EVENT and record.event == "warning"):
-                self._guarded(lambda: self.checker.observe(record), record.seq or 0)
+                batch = []
+            for record in batch:
+                if not (record.kind == EVENT and record.event == "warning"):
+                    self._guarded(lambda record=record: self.checker.observe(record), record.seq or 0)
             if time.monotonic() >= next_tick:
                 next_tick = time.monotonic() + TICK_SECONDS
                 self._guarded(lambda: self.checker.tick(time.time(), self.session.running), 0)

@@ -19,10 +19,13 @@ from collections import deque
 from typing import Callable
 
 from inspector.transport import ExitInfo, SpawnError
+from inspector.transport.lines import LineSplitter
 from inspector.transport.stdin_writer import StdinWriter
 
 STDERR_TAIL_LINES = 20
 MAX_LINE_BYTES = 64 * 1024 * 1024
+READ_BYTES = 1 << 18
+"""The most one read of the server's stdout takes: more than a pipe holds (64 KiB on Linux), so one read empties it."""
 
 # Runs in the server's process group and holds a pipe from the inspector. When the inspector dies, even by
 # kill -9, the pipe closes and the lifeline takes the whole group down, so no server outlives its inspector.
@@ -80,10 +83,14 @@ class StdioProcess:
 
     def __init__(self, command: list[str], *, cwd: str | None, env: dict[str, str],
                  on_stdout: Callable[[bytes], None], on_stderr: Callable[[str], None],
-                 on_exit: Callable[[ExitInfo], None], on_spawn: Callable[[int], None] | None = None) -> None:
+                 on_exit: Callable[[ExitInfo], None], on_spawn: Callable[[int], None] | None = None,
+                 on_stdout_batch: Callable[[list[bytes]], None] | None = None) -> None:
+        """`on_stdout` gets each stdout line; `on_stdout_batch`, when given, gets instead the lines of each read
+        (in order, at least one) so they can be recorded together."""
         self.command = command
         self._cwd, self._env = cwd, env
         self._on_stdout, self._on_stderr, self._on_exit = on_stdout, on_stderr, on_exit
+        self._on_stdout_batch = on_stdout_batch
         self._on_spawn = on_spawn
         self._proc: subprocess.Popen | None = None
         self._lifeline: subprocess.Popen | None = None
@@ -156,11 +163,20 @@ class StdioProcess:
         self._stdin.put(data)
 
     def _read_stdout(self, stream) -> None:
+        # What the pipe holds at each read, cut into whole lines: a flood reaches the client as batches (one
+        # recording write each), a quiet server's line as soon as it is written.
+        splitter = LineSplitter(MAX_LINE_BYTES)
         while True:
-            line = stream.readline(MAX_LINE_BYTES)
-            if not line:
+            chunk = stream.read1(READ_BYTES)
+            lines = splitter.feed(chunk) if chunk else splitter.finish()
+            if lines:
+                if self._on_stdout_batch is not None:
+                    self._on_stdout_batch(lines)
+                else:
+                    for line in lines:
+                        self._on_stdout(line)
+            if not chunk:
                 return
-            self._on_stdout(line.rstrip(b"\r\n") if line.endswith(b"\n") else line)
 
     def _read_stderr(self, stream) -> None:
         while True:
