@@ -195,6 +195,20 @@
     follow();
   });
 
+  // ---- live frames: acknowledged once painted -----------------------------------------------
+  // The server sends the next frame only after this (inspector/web/live_flow.py), so a page that
+  // renders slowly gets fewer, larger frames instead of a backlog. After the frame that paints
+  // the swap: a rAF callback runs before that paint, the timeout after it.
+  document.addEventListener('htmx:ws:after:message:incoming', function (e) {
+    var socket = e.detail && e.detail.connection && e.detail.connection.socket;
+    if (!socket) return;
+    requestAnimationFrame(function () {
+      setTimeout(function () {
+        if (socket.readyState === WebSocket.OPEN) socket.send('{"type":"ack"}');
+      }, 0);
+    });
+  });
+
   // ---- filters: re-sync after every (re)connect ----------------------------------------------
   // hx-ws closes the socket whenever the tab is hidden and reopens it when shown, and the server
   // then resends the unfiltered newest rows; the filters have to be sent again.
