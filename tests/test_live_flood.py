@@ -2,7 +2,7 @@
 Chromium page and a raw websocket tab. A flood called from the page shows its result and its newest row while the
 page keeps at most a page of rows, older rows page back in seq order, a tab that stopped acknowledging neither
 blocks the others nor gets every row (it catches up with the newest window), and the recording keeps everything.
-No timing is asserted: the benchmark bench/page_flood.py measures."""
+Also the auto-follow pill (page.md finding 8). No timing is asserted: the benchmark bench/page_flood.py measures."""
 
 from __future__ import annotations
 
@@ -104,3 +104,48 @@ def test_a_flood_from_the_page_shows_the_newest_window_and_every_row_stays_reach
     assert 'hx-swap="innerHTML"' in catch_up and "more rows came in" in catch_up
     assert len(received) <= 2 * DOM_ROWS, f"the stalled tab was sent {len(received)} rows, not the newest window"
     assert page.console_errors == []
+
+
+def test_auto_follow_off_shows_an_n_new_rows_pill_that_jumps_to_the_newest(page, inspector_factory):
+    inspector = inspector_factory(fixture_command("flood_server"), "--no-watch")
+    wait_tools_listed(inspector, 60)
+    open_flood_page(page, inspector)
+    pause = page.locator("#pause-scroll")
+    pill = page.locator("#new-rows")
+    call_flood(page, 100)
+    answer = flood_answer(inspector, 100)
+    page.wait_for_function(f"() => document.getElementById('r-{answer['seq']}') !== null", timeout=LONG)
+    assert pill.is_hidden(), "following: no pill"
+    # Paused by the button: it says so, and new rows are counted on the pill instead of scrolled to.
+    pause.click()
+    assert pause.inner_text() == "Resume scroll" and pause.get_attribute("aria-pressed") == "true"
+    call_flood(page, 300)
+    answer = flood_answer(inspector, 300)
+    page.wait_for_function(f"() => document.getElementById('r-{answer['seq']}') !== null", timeout=LONG)
+    pill.wait_for(state="visible")
+    assert re.fullmatch(r"[\d,]+ new rows ↓", pill.inner_text()), pill.inner_text()
+    assert int(pill.inner_text().split()[0].replace(",", "")) >= 300
+    assert not at_bottom(page), "paused: the newest rows came in below, unscrolled to"
+    # The pill jumps to the newest and follows again.
+    pill.click()
+    assert pill.is_hidden() and pause.inner_text() == "Pause scroll" and pause.get_attribute("aria-pressed") == "false"
+    wait_for(lambda: at_bottom(page), 10, message="scrolled to the newest row")
+    # Reading: the user scrolls up; new rows show the pill again, and scrolling back down follows again.
+    page.locator("#timeline-rows").hover()
+    page.mouse.wheel(0, -3000)
+    wait_for(lambda: pause.inner_text() == "Resume scroll", 10, message="scrolling up stops following")
+    call_flood(page, 50)
+    answer = flood_answer(inspector, 50)
+    page.wait_for_function(f"() => document.getElementById('r-{answer['seq']}') !== null", timeout=LONG)
+    pill.wait_for(state="visible")
+    page.locator("#timeline-rows").hover()
+    page.mouse.wheel(0, 1_000_000)
+    wait_for(lambda: pause.inner_text() == "Pause scroll" and pill.is_hidden(), 10,
+             message="back at the bottom: following again")
+    assert page.console_errors == []
+
+
+def at_bottom(page) -> bool:
+    return page.evaluate("() => { const el = document.getElementById('timeline-rows');"
+                         " return el.scrollHeight - el.scrollTop - el.clientHeight <= 40; }")
+
