@@ -2,8 +2,8 @@
 
 Each connection keeps a cursor (the last seq it sent) instead of a queue, so nothing is lost or sent twice. Frames
 are paced (live_flow.py): the page acknowledges each once painted, and the next one carries everything new since.
-A tab more than a page of rows behind gets only the newest DOM_ROWS rows (the timeline replaced, with a note of
-how many more came; older ones page in over HTTP), so what is rendered never grows with what a tab did not see.
+A tab more than a page of rows behind gets only the newest CATCH_UP_ROWS rows (the timeline replaced, with a note
+of how many more came; older ones page in over HTTP), so what is rendered never grows with what a tab did not see.
 Only the connection's own thread sends frames, keep-alive Pings included (live_socket.py): two threads writing
 large frames at once corrupt the stream.
 """
@@ -27,6 +27,9 @@ from inspector.web.live_socket import HandshakeRefused, LiveSocket
 
 DOM_ROWS = 1000
 """The page never holds more rows than this; the server sends no more than it can keep."""
+CATCH_UP_ROWS = 250
+"""A tab more than DOM_ROWS behind gets this many of the newest rows (a few screens; older ones page in): during a
+flood every frame is such a catch-up, and a smaller one is that much less for the page to parse and lay out."""
 WAIT_SECONDS = 0.25
 MAX_INBOUND_BYTES = 1024 * 1024
 """A bigger message from the browser is refused with close 1009 (the page sends only small JSON)."""
@@ -142,10 +145,11 @@ class LiveConnection:
         return [self._rows_part(rows, "beforeend")] if rows else []
 
     def _newest_rows(self, skipped: bool) -> str:
-        """The newest DOM_ROWS rows replacing the timeline; with skipped, a note of how many newer rows than the
-        page had it did not get (counted only without filters: with them, counting would mean reading them)."""
+        """The newest rows replacing the timeline: DOM_ROWS on a (re)sync, CATCH_UP_ROWS for a tab behind, with a
+        note of how many newer rows than the page had it did not get (counted only without filters: with them,
+        counting would mean reading them)."""
         last = self.store.last_seq
-        rows = self.store.newest(self.filters, DOM_ROWS, before=last + 1)
+        rows = self.store.newest(self.filters, CATCH_UP_ROWS if skipped else DOM_ROWS, before=last + 1)
         missed = None
         if skipped:
             missed = max(0, last - self.cursor - len(rows)) if self.filters.is_default() else -1
