@@ -20,69 +20,177 @@
 
   // ---- auto-scroll ---------------------------------------------------------------------------
   // Two reasons to stop following: the button (stays until pressed again) and reading (scrolled
-  // up or opened a row; ends by itself when the user scrolls back to the bottom).
+  // up or opened a row; ends by itself when the user scrolls back to the bottom). While not
+  // following, a pill counts the rows that came in below and jumps back to the newest.
+  // Layout is read once per animation frame and written after (frame() below): a flood swaps
+  // rows many times a second, and each read after a swap would force a layout of its own.
   var pausedByButton = false;
   var pausedByReading = false;
+  var unseen = 0;             // rows that came in while not following
   var paused = function () { return pausedByButton || pausedByReading; };
 
-  // The element that scrolls: #timeline-rows or an ancestor with overflow, else the page.
+  // The element that scrolls: #timeline-rows or an ancestor with overflow, else the page. Looked
+  // up once (reading computed style forces a style pass), again after a resize or a re-render.
+  var scrollEl = null;
   function scroller() {
+    if (scrollEl && scrollEl.isConnected) return scrollEl;
+    scrollEl = null;
     for (var el = rowsBox(); el && el !== document.body; el = el.parentElement) {
       var oy = getComputedStyle(el).overflowY;
-      if (oy === 'auto' || oy === 'scroll') return el;
+      if (oy === 'auto' || oy === 'scroll') { scrollEl = el; break; }
     }
-    return document.scrollingElement || document.documentElement;
+    return scrollEl || document.scrollingElement || document.documentElement;
   }
+  window.addEventListener('resize', function () { scrollEl = null; });
 
   function atBottom(el) {
     return el.scrollHeight - el.scrollTop - el.clientHeight <= AT_BOTTOM_PX;
   }
 
+  function pill() {
+    var box = rowsBox();
+    var existing = byId('new-rows');
+    if (existing || !box) return existing;
+    var button = document.createElement('button');
+    button.type = 'button';
+    button.id = 'new-rows';
+    button.className = 'new-rows';
+    button.hidden = true;
+    box.after(button);
+    return button;
+  }
+
   function showPauseState() {
     var btn = byId('pause-scroll');
-    if (btn) btn.setAttribute('aria-pressed', String(paused()));
+    if (btn) {
+      btn.setAttribute('aria-pressed', String(paused()));
+      btn.textContent = paused() ? 'Resume scroll' : 'Pause scroll';
+      btn.title = paused() ? 'Paused: new rows are not followed' : 'Stop following new rows';
+    }
+    var badge = pill();
+    if (!badge) return;
+    badge.hidden = !(paused() && unseen > 0);
+    badge.textContent = unseen.toLocaleString('en') + (unseen === 1 ? ' new row' : ' new rows') + ' \u2193';
+  }
+
+  function setReading(reading) {
+    if (reading === pausedByReading) return;
+    pausedByReading = reading;
+    if (!paused()) unseen = 0;
+    showPauseState();
+  }
+
+  function resume() {
+    pausedByButton = pausedByReading = false;
+    unseen = 0;
+    showPauseState();
+    follow();
+  }
+
+  var frameAsked = false;
+  var followWanted = false;   // rows were swapped in since the last frame
+  var scrollSeen = false;     // a scroll event since the last frame
+  var lastTop = 0;            // the scroller's scrollTop after the last frame
+  var userAt = -Infinity;     // when the user last wheeled, touched, pressed a key or a pointer
+  var USER_MS = 500;          // a scroll this soon after such input is the user's
+
+  function inFrame() {
+    if (frameAsked) return;
+    frameAsked = true;
+    requestAnimationFrame(frame);
+  }
+
+  function frame() {
+    frameAsked = false;
+    if (!rowsBox()) return;
+    var el = scroller();
+    // Read: did the user scroll away from the bottom, or back to it? A swap can move the scroll
+    // position too (rows trimmed, the timeline replaced); only the user's own scroll up, or one
+    // with nothing new to follow, means reading.
+    if (scrollSeen) {
+      scrollSeen = false;
+      var up = el.scrollTop < lastTop;
+      if (atBottom(el)) setReading(false);
+      else if (performance.now() - userAt < USER_MS && (up || !followWanted)) setReading(true);
+    }
+    // Write: follow the newest row.
+    if (followWanted && !paused()) el.scrollTop = el.scrollHeight;
+    followWanted = false;
+    lastTop = el.scrollTop;
   }
 
   function follow() {
-    if (paused() || !rowsBox()) return;
-    var el = scroller();
-    el.scrollTop = el.scrollHeight;
+    followWanted = true;
+    inFrame();
   }
+
+  // The user's own scrolling: a wheel, touch or pointer (its scrollbar) on the timeline, or a
+  // scrolling key outside a field. A click elsewhere (Call) moves no scroll position of theirs.
+  var SCROLL_KEYS = /^(PageUp|PageDown|Home|End|ArrowUp|ArrowDown| )$/;
+  function userInput(e) {
+    var target = e.target;
+    if (e.type === 'keydown') {
+      if (!SCROLL_KEYS.test(e.key) || (target.closest && target.closest('input, textarea, select'))) return;
+    } else if (!(target.nodeType === 1 && scroller().contains(target))) {
+      return;
+    }
+    userAt = performance.now();
+  }
+  ['wheel', 'touchmove', 'keydown', 'pointerdown'].forEach(function (type) {
+    document.addEventListener(type, userInput, { capture: true, passive: true });
+  });
 
   // Scroll events do not bubble; capture sees the inner scroller's and the page's alike.
   document.addEventListener('scroll', function (e) {
-    var el = scroller();
     var source = e.target === document ? document.scrollingElement : e.target;
-    if (source !== el) return;
-    var reading = !atBottom(el);
-    if (reading !== pausedByReading) {
-      pausedByReading = reading;
-      showPauseState();
-    }
+    if (source !== scroller()) return;
+    scrollSeen = true;
+    inFrame();
   }, true);
 
   // Opening a row to read it must not be yanked away by the next live row.
   document.addEventListener('toggle', function (e) {
     var row = e.target;
     var box = rowsBox();
-    if (row.open && box && row.parentElement === box) {
-      pausedByReading = true;
-      showPauseState();
-    }
+    if (row.open && box && row.parentElement === box) setReading(true);
   }, true);
 
   document.addEventListener('click', function (e) {
-    var btn = e.target.closest && e.target.closest('#pause-scroll');
-    if (!btn) return;
-    if (paused()) {
-      pausedByButton = pausedByReading = false;
-      showPauseState();
-      follow();
-    } else {
-      pausedByButton = true;
-      showPauseState();
+    if (!e.target.closest) return;
+    if (e.target.closest('#new-rows')) {
+      resume();
+    } else if (e.target.closest('#pause-scroll')) {
+      if (paused()) {
+        resume();
+      } else {
+        pausedByButton = true;
+        showPauseState();
+      }
     }
   });
+
+  // Rows that came in while not following: appended rows, or a replaced timeline's rows newer
+  // than the newest shown before plus those the server says it skipped (its .rows-skipped note).
+  var newestSeen = 0;
+  function countNew(style, nodes) {
+    var fresh = 0;
+    var newest = newestSeen;
+    nodes.forEach(function (node) {
+      if (node.nodeType !== 1 || !node.classList.contains('row')) return;
+      var seq = seqOf(node);
+      if (style === 'beforeend' || seq > newestSeen) fresh++;
+      if (seq > newest) newest = seq;
+    });
+    if (style === 'innerHTML') {
+      var note = document.querySelector('#older-slot .rows-skipped[data-skipped]');
+      if (note && newest > newestSeen) fresh += parseInt(note.getAttribute('data-skipped'), 10) || 0;
+    }
+    newestSeen = newest;
+    if (paused() && fresh) {
+      unseen += fresh;
+      showPauseState();
+    }
+  }
 
   // ---- keeping the DOM small, and #older in step ---------------------------------------------
   var clearedUpTo = 0; // rows up to this seq were cleared by the user; keep them out on resync
@@ -97,7 +205,9 @@
   }
 
   function trim(limit) {
-    var rows = rowsOf(rowsBox());
+    var box = rowsBox();
+    if (!box || box.childElementCount <= limit) return; // the usual case, without a query
+    var rows = rowsOf(box);
     for (var i = 0; i < rows.length - limit; i++) rows[i].remove();
   }
 
@@ -109,7 +219,8 @@
   }
 
   function syncOlder() {
-    var first = rowsOf(rowsBox())[0];
+    var box = rowsBox();
+    var first = box && box.querySelector(':scope > .row');
     if (first) setOlder(seqOf(first));
   }
 
@@ -188,11 +299,26 @@
         if (older) older.hidden = true; // asked for older rows, none left
       }
     } else {
+      countNew(style, d.newContent || []);
       dropCleared();
       trim(paused() ? MAX_ROWS_READING : MAX_ROWS);
     }
     syncOlder(); // before following: showing #older can change the scroller's height
-    follow();
+    follow(); // in the next animation frame, once for all the swaps before it
+  });
+
+  // ---- live frames: acknowledged once painted -----------------------------------------------
+  // The server sends the next frame only after this (inspector/web/live_flow.py), so a page that
+  // renders slowly gets fewer, larger frames instead of a backlog. After the frame that paints
+  // the swap: a rAF callback runs before that paint, the timeout after it.
+  document.addEventListener('htmx:ws:after:message:incoming', function (e) {
+    var socket = e.detail && e.detail.connection && e.detail.connection.socket;
+    if (!socket) return;
+    requestAnimationFrame(function () {
+      setTimeout(function () {
+        if (socket.readyState === WebSocket.OPEN) socket.send('{"type":"ack"}');
+      }, 0);
+    });
   });
 
   // ---- filters: re-sync after every (re)connect ----------------------------------------------

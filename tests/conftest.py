@@ -53,6 +53,27 @@ class PageRequests:
         return self.request("POST", path, headers=headers, body=urlencode(form or {}), **kwargs)
 
 
+ACK = '{"type":"ack"}'
+"""What the page sends once it has painted a live frame (static/app.js); the server sends the next only then."""
+
+
+class AckingSocket:
+    """A websocket-client socket that acknowledges each frame once read, as the page does once it painted one
+    (inspector/web/live_flow.py). A test that reads nothing acknowledges nothing, like a stalled tab."""
+
+    def __init__(self, ws) -> None:
+        self.raw = ws
+
+    def recv(self):
+        frame = self.raw.recv()
+        if frame:
+            self.raw.send(ACK)
+        return frame
+
+    def __getattr__(self, name: str):
+        return getattr(self.raw, name)  # send, close, sock, ...
+
+
 @dataclass
 class Inspector(PageRequests):
     """A running `mcp-inspect` child process."""
@@ -87,11 +108,11 @@ class Inspector(PageRequests):
         return response.status, {k.lower(): v for k, v in response.getheaders()}, payload
 
     def ws(self, **kwargs):
-        """A websocket client on /ws with the cookie and our Origin."""
+        """A websocket client on /ws with the cookie and our Origin, that acknowledges each frame it reads."""
         import websocket
 
         options = {"cookie": self.cookie, "origin": self.origin, "timeout": 10, **kwargs}
-        return websocket.create_connection(f"ws://127.0.0.1:{self.port}/ws", **options)
+        return AckingSocket(websocket.create_connection(f"ws://127.0.0.1:{self.port}/ws", **options))
 
     def stderr_text(self) -> str:
         return self.stderr_path.read_text(errors="replace")

@@ -14,7 +14,7 @@ import struct
 import threading
 from dataclasses import dataclass
 
-from conftest import fixture_command, wait_for, wait_tools_listed
+from conftest import ACK, fixture_command, wait_for, wait_tools_listed
 
 TEXT, CLOSE, PING, PONG = 0x1, 0x8, 0x9, 0xA
 KNOWN_OPCODES = {0x0, 0x1, 0x2, CLOSE, PING, PONG}
@@ -131,25 +131,28 @@ class RawTab:
         self.frames.append(frame)
         return frame
 
-    def read_until_close(self, answer_pings: bool) -> Frame:
-        """Read frames up to the server's Close (nothing after it is a frame); Pongs sent if asked."""
+    def read_until_close(self, answer_pings: bool, acknowledge: bool = False) -> Frame:
+        """Read frames up to the server's Close (nothing after it is a frame); Pongs sent if asked, and each text
+        frame acknowledged if asked, as the page does once it has painted one (inspector/web/live_flow.py)."""
         while True:
             frame = self.next_frame()
             if frame.opcode == PING:
                 self.pings += 1
                 if answer_pings:
                     self.sock.sendall(client_frame(PONG, frame.payload))
+            elif frame.opcode == TEXT and acknowledge:
+                self.sock.sendall(client_frame(TEXT, ACK.encode()))
             elif frame.opcode == CLOSE:
                 self.closed.set()
                 return frame
 
-    def read_in_background(self, answer_pings: bool) -> dict:
+    def read_in_background(self, answer_pings: bool, acknowledge: bool = False) -> dict:
         """read_until_close on a thread; the dict gets 'close' or 'error'."""
         outcome: dict = {}
 
         def read() -> None:
             try:
-                outcome["close"] = self.read_until_close(answer_pings)
+                outcome["close"] = self.read_until_close(answer_pings, acknowledge)
             except Exception as error:  # reported by the test that reads outcome
                 outcome["error"] = error
             finally:
@@ -186,7 +189,7 @@ def test_a_keep_alive_ping_never_lands_inside_a_large_frame_to_a_stalled_tab(ins
     wait_tools_listed(inspector, timeout=90)
     # A tab that reads and answers Pings: the server's keep-alive clock, seen from outside.
     clock = RawTab.open(inspector)
-    clock_outcome = clock.read_in_background(answer_pings=True)
+    clock_outcome = clock.read_in_background(answer_pings=True, acknowledge=True)
     # Tabs with a tiny receive buffer that read up to the large frame's header, then nothing.
     stalled = [RawTab.open(inspector, receive_buffer=2048) for _ in range(STALLED_TABS)]
     for tab in stalled:
@@ -207,8 +210,35 @@ def test_a_keep_alive_ping_never_lands_inside_a_large_frame_to_a_stalled_tab(ins
         # The tab never answered a Ping: it is taken for dead and closed (the liveness check kept).
         assert close.close_code == 1008, close
         tab.sock.close()
-    assert not clock.closed.is_set(), "a tab that answers Pings stays open"
+    assert not clock.closed.is_set(), "a tab that answers Pings and acknowledges its frames stays open"
     clock.sock.close()
+
+
+def test_a_tab_that_never_acknowledges_gets_no_second_frame_and_is_closed_with_1013(inspector_factory):
+    """Flow control (inspector/web/live_flow.py): a frame goes out only once the previous one is acknowledged, and
+    a tab that owes one for two keep-alive intervals is closed with 1013, on which the page reconnects and re-syncs;
+    a tab that acknowledges its frames gets the live rows and stays open."""
+    inspector = inspector_factory(fixture_command("fake_server", "ok"), "--no-watch", env={PING_VARIABLE: "0.5"})
+    wait_tools_listed(inspector, timeout=90)
+    silent = RawTab.open(inspector)  # answers Pings (alive), never acknowledges a frame
+    silent_outcome = silent.read_in_background(answer_pings=True)
+    page = RawTab.open(inspector)
+    page_outcome = page.read_in_background(answer_pings=True, acknowledge=True)
+    for tab in (silent, page):  # the call comes after each tab's first frame, so its rows are live rows
+        wait_for(lambda: any(f.opcode == TEXT for f in tab.frames), READ_TIMEOUT, message="the first frame")
+    status, _, body = inspector.post("/tools/echo/call", {"arguments": '{"text": "live rows"}'})
+    assert status == 200, body
+    wait_for(lambda: any(b"live rows" in f.payload and b"timeline-rows" in f.payload for f in page.frames[1:]),
+             READ_TIMEOUT, message="the live rows pushed to the acknowledging tab")
+    wait_for(silent.closed.is_set, READ_TIMEOUT, message="the silent tab closed")
+    assert "error" not in silent_outcome, silent_outcome
+    assert silent_outcome["close"].close_code == 1013, silent_outcome["close"]
+    assert [f.opcode for f in silent.frames].count(TEXT) == 1, "nothing after the unacknowledged first frame"
+    ticks = page.pings
+    wait_for(lambda: page.pings >= ticks + 3 or page.closed.is_set(), READ_TIMEOUT, message="three more Pings")
+    assert not page.closed.is_set() and "error" not in page_outcome, page_outcome
+    silent.sock.close()
+    page.sock.close()
 
 
 def test_two_threads_sending_large_frames_on_one_socket_never_interleave():
@@ -252,7 +282,7 @@ def test_two_threads_sending_large_frames_on_one_socket_never_interleave():
 def test_an_over_cap_message_from_the_browser_gets_close_1009(inspector_factory):
     inspector = inspector_factory(fixture_command("fake_server", "ok"), "--no-watch")
     tab = RawTab.open(inspector)
-    outcome = tab.read_in_background(answer_pings=True)
+    outcome = tab.read_in_background(answer_pings=True, acknowledge=True)
     try:
         tab.sock.sendall(client_frame(TEXT, b"x" * (2 * MAX_INBOUND)))
     except OSError:

@@ -1,9 +1,11 @@
-"""The websocket: on every (re)connect the newest rows replace the timeline, then live rows follow in batches.
+"""The websocket: on every (re)connect the newest rows replace the timeline, then live frames follow, paced.
 
-Each connection keeps a cursor (the last seq it sent) instead of a queue, so nothing is lost or sent twice, and a
-connection that falls far behind simply re-syncs to the newest rows (older ones page in over HTTP). Only the
-connection's own thread sends frames, keep-alive Pings included (live_socket.py): two threads writing large frames
-at once corrupt the stream.
+Each connection keeps a cursor (the last seq it sent) instead of a queue, so nothing is lost or sent twice. Frames
+are paced (live_flow.py): the page acknowledges each once painted, and the next one carries everything new since.
+A tab more than a page of rows behind gets only the newest CATCH_UP_ROWS rows (the timeline replaced, with a note
+of how many more came; older ones page in over HTTP), so what is rendered never grows with what a tab did not see.
+Only the connection's own thread sends frames, keep-alive Pings included (live_socket.py): two threads writing
+large frames at once corrupt the stream.
 """
 
 from __future__ import annotations
@@ -15,20 +17,27 @@ from collections.abc import Mapping
 
 from flask import Flask, Response, current_app, render_template, request
 from simple_websocket import ConnectionClosed
+from wsproto.frame_protocol import CloseReason
 
 from inspector.protocol.json import loads
 from inspector.recording.store import Filters, Store
 from inspector.web import get_inspector, regions
+from inspector.web.live_flow import FrameFlow
 from inspector.web.live_socket import HandshakeRefused, LiveSocket
 
 DOM_ROWS = 1000
 """The page never holds more rows than this; the server sends no more than it can keep."""
-BATCH_ROWS = 500
+CATCH_UP_ROWS = 250
+"""A tab more than DOM_ROWS behind gets this many of the newest rows (a few screens; older ones page in): during a
+flood every frame is such a catch-up, and a smaller one is that much less for the page to parse and lay out."""
 WAIT_SECONDS = 0.25
 MAX_INBOUND_BYTES = 1024 * 1024
 """A bigger message from the browser is refused with close 1009 (the page sends only small JSON)."""
 PING_SECONDS = 25.0
 """Keep-alive: a Ping this often; a tab that has not answered the previous one by then is closed (1008)."""
+ACK_PINGS = 2
+"""A frame not acknowledged for this many keep-alive intervals: the tab is stuck (or is no page of ours). It is
+closed with 1013 (try again later), on which the page reconnects and gets the newest rows: nothing piles up."""
 PING_SECONDS_VARIABLE = "MCP_INSPECT_WS_PING_SECONDS"
 """Tests shorten the keep-alive with this variable so they need not wait 25 s; nothing else reads it."""
 
@@ -45,14 +54,17 @@ def ping_seconds(environ: Mapping[str, str]) -> float:
 class LiveConnection:
     """One browser tab's websocket."""
 
-    def __init__(self, ws, store: Store, ping_every: float = PING_SECONDS) -> None:
+    def __init__(self, ws, store: Store, ping_every: float = PING_SECONDS, flow: FrameFlow | None = None) -> None:
         self.ws = ws
         self.store = store
         self.ping_every = ping_every
         self._next_ping = time.monotonic() + ping_every
+        self.flow = flow or FrameFlow()
         self.filters = Filters()
         self._requested_filters: Filters | None = None
         self._lock = threading.Lock()
+        self._news = threading.Event()
+        """Set by the receiving thread: an acknowledgement, new filters, or the tab went away."""
         self.cursor = 0
         self.signal_cursor = 0
         self.open = True
@@ -63,52 +75,90 @@ class LiveConnection:
         self._sync()
         while self.open:
             # Filters first: a message that came in while syncing must not wait for the next wake-up.
-            with self._lock:
-                requested, self._requested_filters = self._requested_filters, None
+            requested = self._take_filters()
             if requested is not None:
                 self.filters = requested
-                self._sync()
+                self._sync()  # the user asked: not held back by an unacknowledged frame
                 continue
-            self.store.wait(self.cursor, self.signal_cursor, min(WAIT_SECONDS, self._until_ping()))
-            with self._lock:
-                if self._requested_filters is not None:
+            if self.flow.in_flight():
+                self._wait_news(self._until_ping())  # the tab is still painting the last frame
+            else:
+                self.store.wait(self.cursor, self.signal_cursor, min(WAIT_SECONDS, self._until_ping()))
+                # Coalesce: whatever else arrives before the pace allows the next frame goes into it too.
+                self._wait_news(min(self.flow.until_next(), self._until_ping()))
+                if self._filters_pending():
                     continue
-            self._push()
+                self._push()
             self._keep_alive()
+
+    def _take_filters(self) -> Filters | None:
+        with self._lock:
+            requested, self._requested_filters = self._requested_filters, None
+        return requested
+
+    def _filters_pending(self) -> bool:
+        with self._lock:
+            return self._requested_filters is not None
+
+    def _wait_news(self, timeout: float) -> None:
+        if timeout > 0:
+            self._news.wait(timeout)
+        self._news.clear()  # the state it stood for is read after this, so no news is lost
 
     def _until_ping(self) -> float:
         return max(0.0, self._next_ping - time.monotonic())
 
     def _keep_alive(self) -> None:
-        """Ping from this thread, between frames; a tab that never answered is closed, and this loop ends."""
+        """Ping from this thread, between frames; a tab that never answered is closed, and this loop ends. So is a
+        tab that has not acknowledged a frame for ACK_PINGS intervals (1013: the page reconnects and re-syncs)."""
         if self.open and self._until_ping() == 0:
             self._next_ping = time.monotonic() + self.ping_every
             if not self.ws.ping():
                 self.open = False
+        if self.open and self.flow.unacknowledged_for() > ACK_PINGS * self.ping_every:
+            self.open = False
+            try:
+                self.ws.close(CloseReason.TRY_AGAIN_LATER, "frame not acknowledged")
+            except (ConnectionClosed, OSError):
+                pass
 
     def _sync(self) -> None:
         """Replace the timeline with the newest rows and re-render the panels."""
-        last = self.store.last_seq
         _, self.signal_cursor = self.store.signals_since(self.store.signal_seq)
-        rows = self.store.newest(self.filters, DOM_ROWS, before=last + 1)
-        self.cursor = last
-        parts = [render_template("partials/_push_rows.html", rows=rows, swap="innerHTML",
-                                 older=bool(rows) and rows[0].seq > 1)]
+        parts = [self._newest_rows(skipped=False)]
         parts += self._panels(regions.PAGE_LOAD)
         self._send("".join(parts))
 
     def _push(self) -> None:
-        parts: list[str] = []
-        if self.store.last_seq - self.cursor > DOM_ROWS:
-            self._sync()  # too far behind: the page could not keep the rows anyway
-            return
-        rows, self.cursor = self.store.since(self.cursor, self.filters, BATCH_ROWS)
-        if rows:
-            parts.append(render_template("partials/_push_rows.html", rows=rows, swap="beforeend", older=False))
+        """One frame: every row and change since the last frame."""
+        parts = self._new_rows()
         changed, self.signal_cursor = self.store.signals_since(self.signal_cursor)
         parts += self._panels(regions.CATCH_UP if changed is None else changed)
         if parts:
             self._send("".join(parts))
+
+    def _new_rows(self) -> list[str]:
+        """The rows after the cursor, appended; or, more than the page keeps behind, the newest window."""
+        if self.store.last_seq - self.cursor > DOM_ROWS:
+            return [self._newest_rows(skipped=True)]
+        rows, self.cursor = self.store.since(self.cursor, self.filters, DOM_ROWS)
+        return [self._rows_part(rows, "beforeend")] if rows else []
+
+    def _newest_rows(self, skipped: bool) -> str:
+        """The newest rows replacing the timeline: DOM_ROWS on a (re)sync, CATCH_UP_ROWS for a tab behind, with a
+        note of how many newer rows than the page had it did not get (counted only without filters: with them,
+        counting would mean reading them)."""
+        last = self.store.last_seq
+        rows = self.store.newest(self.filters, CATCH_UP_ROWS if skipped else DOM_ROWS, before=last + 1)
+        missed = None
+        if skipped:
+            missed = max(0, last - self.cursor - len(rows)) if self.filters.is_default() else -1
+        self.cursor = last
+        return self._rows_part(rows, "innerHTML", skipped=missed)
+
+    def _rows_part(self, rows, swap: str, skipped: int | None = None) -> str:
+        """Rows as one <hx-partial> for the timeline (swap: beforeend appends, innerHTML replaces)."""
+        return render_template("partials/_push_rows.html", rows=rows, swap=swap, skipped=skipped)
 
     def _panels(self, changed) -> list[str]:
         parts = []
@@ -120,28 +170,41 @@ class LiveConnection:
         return parts
 
     def _send(self, text: str) -> None:
+        self.flow.sending()
         try:
             self.ws.send(text)
         except (ConnectionClosed, OSError):  # OSError: the tab went away while the frame was being written
             self.open = False
+        self.flow.written()
 
     def _receive(self) -> None:
-        while self.open:
-            try:
-                data = self.ws.receive()
-            except ConnectionClosed:
-                break
-            if data is None:
-                continue
-            try:
-                message = loads(data)
-            except (TypeError, ValueError):
-                continue  # the browser only sends JSON; anything else is ignored, not fatal
-            if isinstance(message, dict) and message.get("type") == "filters":
-                with self._lock:
-                    self._requested_filters = Filters.from_mapping({**message, "filtered": True})
-                self.store.wake()
-        self.open = False
+        try:
+            while self.open:
+                try:
+                    data = self.ws.receive()
+                except ConnectionClosed:
+                    break
+                if data is not None:
+                    self._take(data)
+        finally:
+            self.open = False
+            self._news.set()
+
+    def _take(self, data) -> None:
+        """One message from the page: an acknowledgement of a frame, or new filters."""
+        try:
+            message = loads(data)
+        except (TypeError, ValueError):
+            return  # the browser only sends JSON; anything else is ignored, not fatal
+        kind = message.get("type") if isinstance(message, dict) else None
+        if kind == "ack":
+            if self.flow.acknowledge():
+                self._news.set()
+        elif kind == "filters":
+            with self._lock:
+                self._requested_filters = Filters.from_mapping({**message, "filtered": True})
+            self._news.set()
+            self.store.wake()
 
 
 def register_live(app: Flask, ping_every: float = PING_SECONDS) -> None:
