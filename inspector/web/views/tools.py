@@ -181,7 +181,7 @@ def tool_call(name: str | None):
     if problem:
         return render_tool(tool, mode="json", text=values.get("arguments", ""), problem=problem, status=422)
     if mode != "api":
-        errors = {**forms.validate(_schema(tool), arguments), **errors}
+        errors = {**forms.problems(_schema(tool), arguments), **errors}
         if errors and values.get("action") != "send-anyway":
             calls.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
             return render_tool(tool, mode=shown_mode, arguments=arguments, errors=errors, status=422)
