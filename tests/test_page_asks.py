@@ -90,6 +90,24 @@ def test_answering_in_one_tab_clears_the_banner_in_the_other(browser, inspector_
         two.close()
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_the_calls_card_shows_the_question_in_both_eras(page_factory, era):
+    """2025-11-25: a server request during the call; 2026-07-28: an input_required round of the call itself."""
+    inspector = page_factory(fixture_command("asking_sdk_server"), "--protocol", era)
+    wait_tools_listed(inspector)
+    status, _, body = inspector.post("/tool/call?name=confirm_order",
+                                     {"mode": "json", "arguments": '{"item": "teapot"}', "action": "call"})
+    assert status == 200
+    call_id = re.search(r'id="call-(\d+)"', body.decode()).group(1)
+
+    def card():
+        html = inspector.request("GET", f"/calls/{call_id}?wait=5&v=0")[2].decode()
+        return html if "call-ask" in html else None
+
+    html = wait_for(card, 30, message="the question in the call's card")
+    assert "The server asks you" in html and "elicitation/create" in html and 'data-ask-jump="' in html
+
+
 def test_the_sampling_form_shows_the_requests_parameters(inspector_factory):
     inspector = inspector_factory(fixture_command(SERVER))
     wait_tools_listed(inspector)
