@@ -201,8 +201,10 @@ def build_view(config: Config, store: Store, head: dict | None, problems: list[s
     from inspector.session.tasks import TaskTracker
 
     session = RecordedSession(store, head, problems, Path(config.view).name)
+    tasks = TaskTracker(session)
+    tasks.read_recording(store)
     return Inspector(config=config, token=secrets.token_urlsafe(32), store=store, session=session,
-                     tasks=TaskTracker(session), calls=session, recording_problems=list(problems))
+                     tasks=tasks, calls=session, recording_problems=list(problems))
 
 
 def begin(inspector: Inspector, port: int) -> None:

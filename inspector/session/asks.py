@@ -43,6 +43,7 @@ class Ask:
     info_only: bool = False
     """A URL from a -32042 error: nothing to send back; accepting re-runs the call that needed it."""
     call: Any = field(repr=False, default=None)
+    """The page's tool call that caused this ask (its card shows the question), when one can be told."""
 
     @property
     def mode(self) -> str:
@@ -103,9 +104,9 @@ class Asks:
                 item = round_.requests[key]
                 params = item.get("params") if isinstance(item.get("params"), dict) else {}
                 ask = Ask(key=next(self._keys), id=None, method=item["method"], params=params, received=time.time(),
-                          round=round_, input_key=key)
+                          round=round_, input_key=key, call=round_.pending.call)
                 self.items[ask.key] = ask
-        self.session.store.signal(changes.ASKS)
+        self._shown(round_.pending.call)
         return True
 
     def _take_urls(self, elicitations: list[dict], call) -> None:
@@ -116,7 +117,7 @@ class Asks:
                 ask = Ask(key=next(self._keys), id=None, method="elicitation/create", params=params,
                           received=time.time(), info_only=True, call=call)
                 self.items[ask.key] = ask
-        self.session.store.signal(changes.ASKS)
+        self._shown(call)
 
     def _answerable(self, method: Any) -> bool:
         if method == "sampling/createMessage":
@@ -133,11 +134,30 @@ class Asks:
             return False
         params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
         ask = Ask(key=next(self._keys), id=msg.get("id"), method=method, params=params, received=time.time(),
-                  process=process)
+                  process=process, call=self._asking_call())
         with self._lock:
             self.items[ask.key] = ask
-        self.session.store.signal(changes.ASKS)
+        self._shown(ask.call)
         return True
+
+    def _asking_call(self) -> Any:
+        """The call a server request most likely belongs to: the newest call still waiting for its answer.
+
+        A JSON-RPC request from the server names no request of ours (over stdio there is no stream to tell by),
+        and a server asks in the middle of a tool call; with several calls in flight the newest is the best guess,
+        and the banner at the top of the page shows every ask anyway."""
+        waiting = [c for c in list(self.calls.calls.values()) if c.state == "pending"]
+        return max(waiting, key=lambda c: c.id) if waiting else None
+
+    def for_call(self, call: Any) -> list[Ask]:
+        """The asks still waiting that the call caused (shown in its card)."""
+        return [ask for ask in self.pending() if ask.call is call]
+
+    def _shown(self, call: Any) -> None:
+        """The asks changed: the banner and the Asks panel, and the card of the call they belong to."""
+        self.session.store.signal(changes.ASKS)
+        if call is not None:
+            self.calls.changed(call)
 
     def answer(self, key: int, *, result: Any = None, error: tuple[int, str] | None = None, summary: str) -> bool:
         """Send the page's answer to the server request; False when it is no longer pending."""
@@ -147,7 +167,7 @@ class Asks:
                 return False
             ask.state, ask.answer = "answered", summary
         if ask.info_only:
-            self.session.store.signal(changes.ASKS)
+            self._shown(ask.call)
             if ask.call is not None and isinstance(result, dict) and result.get("action") == "accept":
                 self.calls.call_tool(ask.call.tool, ask.call.arguments)  # the user opened the URL: try again
             return True
@@ -155,14 +175,14 @@ class Asks:
             sent = self.answer_input(ask.round, ask.input_key, None if error is not None else result)
             if not sent:
                 ask.state = "abandoned"
-            self.session.store.signal(changes.ASKS)
+            self._shown(ask.call)
             return sent
         reply = (jsonrpc.error_response(ask.id, error[0], error[1]) if error is not None
                  else jsonrpc.result_response(ask.id, result))
         sent = self.session.reply(ask.process, reply)
         if not sent:
             ask.state = "abandoned"
-        self.session.store.signal(changes.ASKS)
+        self._shown(ask.call)
         return sent
 
     def _abandon(self) -> None:

@@ -108,6 +108,27 @@ class TaskTracker:
         """Hear the live session's task status notifications (a viewed recording has none to hear)."""
         session.on_notification_hooks.append(self._on_notification)
 
+    def read_recording(self, store) -> None:
+        """`view`: learn the tasks a recording holds (task results and status notifications), so the panel
+        shows what the file says rather than "No tasks yet" (finding 25). Nothing is sent."""
+        for row in store.rows():
+            if row.kind == "notification" and row.method in STATUS_NOTIFICATIONS:
+                record = store.record(row.seq)
+                msg = record.msg if record is not None and isinstance(record.msg, dict) else {}
+                view = task_from_status_notification(msg.get("params"))
+                if view is not None:
+                    self.note(view, source=row.method)
+            elif row.kind == "response" and row.pair_seq is not None:
+                record, request = store.record(row.seq), store.record(row.pair_seq)
+                msg = record.msg if record is not None and isinstance(record.msg, dict) else {}
+                view = task_from_result(msg.get("result"))
+                if view is None:
+                    continue
+                asked = request.msg if request is not None and isinstance(request.msg, dict) else {}
+                params = asked.get("params") if isinstance(asked.get("params"), dict) else {}
+                tool = params.get("name") if row.method == "tools/call" and isinstance(params.get("name"), str) else None
+                self.note(view, source=row.method or "response", tool=tool)
+
     # -- reading --------------------------------------------------------------------------------------------
 
     def entries(self) -> list[TrackedTask]:

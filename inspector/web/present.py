@@ -166,6 +166,11 @@ def http_view(http: Any) -> dict | None:
     return {"title": title, "facts": facts, "headers": header_rows}
 
 
+def tojson_text(value: Any) -> str:
+    """JSON as a person reads it: non-ASCII kept (`Zürich`, not `Z\\u00fcrich`); Jinja escapes it for HTML."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
 def url_part(value) -> str:
     """Server text as one URL part, for a query value (or a path segment): every character but ASCII letters,
     digits and ``_.-~`` percent-encoded, ``/ ? # % & = +`` included, so the text can never end the part it is in.
@@ -191,7 +196,7 @@ def register_filters(app) -> None:
         return [masker.text(arg) for arg in mask_argv(list(argv or ()))[0]]
 
     app.jinja_env.filters.update(clock=clock, size_text=size_text, latency_text=latency_text,
-                                 pretty_text=pretty_text, basename=basename, slug=slug,
+                                 pretty_text=pretty_text, tojson_text=tojson_text, basename=basename, slug=slug,
                                  url_part=url_part, shown_argv=shown_argv,
                                  shown_url=lambda url: _store().masker.text(mask_url(url)) if url else url,
                                  masked=lambda text: _store().masker.text(str(text)))

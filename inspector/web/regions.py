@@ -68,6 +68,7 @@ SERVER = Region("#server-panel", "partials/_server.html", _server)
 TOOLS = Region("#tools-list", "partials/_tools.html", lambda i, _: {"tools": i.session.server.tools})
 WATCH = Region("#watch-status", "partials/_watch.html", lambda i, _: {})
 ASKS = Region("#asks-panel", "partials/_asks.html", lambda i, _: {})
+ASK_BANNER = Region("#ask-banner", "partials/_ask_banner.html", lambda i, _: {})
 PROBLEMS = Region("#problems", "partials/_problems.html", lambda i, _: {})
 REPLAY = Region("#replay-report", "partials/_replay.html",
                 lambda i, _: {"run": i.sharing.replay if i.sharing else None})
@@ -84,7 +85,7 @@ REGIONS: dict[Part, tuple[Region, ...]] = {
     Part.SERVER: (SERVER, RESOURCES, RESOURCE_TEMPLATES, PROMPTS, TASKS),
     Part.TOOLS: (TOOLS,),
     Part.WATCH: (WATCH,),
-    Part.ASKS: (ASKS,),
+    Part.ASKS: (ASKS, ASK_BANNER),
     Part.PROBLEMS: (PROBLEMS,),
     Part.REPLAY: (REPLAY,),
     Part.RESOURCES: (RESOURCES,),

@@ -1,7 +1,8 @@
 """Pure: JSON Schema → form fields, and a submitted form → typed tool arguments (no Flask, no I/O).
 
 schema.py reduces a schema to widget kinds, build.py makes the fields, parse.py reads a posted form back and
-validate.py checks the arguments; this module re-exports the public names.
+validate.py checks the arguments; this module re-exports the public names (and `problems`: validation plus a
+required property left empty, what a page form flags before sending).
 
 ``build_form(schema, values)`` turns a tool's ``inputSchema`` into a tree of `Field`; the page renders
 it.  ``arguments_from_form(schema, pairs)`` turns the urlencoded pairs the browser posts back into typed JSON
@@ -34,7 +35,15 @@ field's ``pointer`` matches the keys of ``validate()`` and of ``FormResult.error
 
 from inspector.protocol.forms.build import INDEX, Field, build_form, default_pairs, form_from_arguments
 from inspector.protocol.forms.parse import FormResult, arguments_from_form
-from inspector.protocol.forms.validate import validate
+from inspector.protocol.forms.validate import empty_required, validate
 
-__all__ = ["INDEX", "Field", "FormResult", "arguments_from_form", "build_form", "default_pairs",
+__all__ = ["INDEX", "Field", "FormResult", "arguments_from_form", "build_form", "default_pairs", "empty_required",
            "form_from_arguments", "validate"]
+
+
+def problems(schema: dict, arguments) -> dict[str, list[str]]:
+    """What a page form flags before sending: the schema's errors, and required properties left empty."""
+    out = validate(schema, arguments)
+    for where, messages in empty_required(schema, arguments).items():
+        out.setdefault(where, []).extend(messages)
+    return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from inspector.protocol import schemas
 from inspector.protocol.forms.schema import (
-    Node, classify, dump, num_at, properties_of, required_names, str_at, title_of,
+    Node, classify, dump, num_at, properties_of, required_names, str_at, takes_no_arguments, title_of,
 )
 from inspector.protocol.forms.validate import local_schema
 from inspector.protocol.json import ABSENT, escape, json_equal, pointer
@@ -63,6 +63,7 @@ class Field:
     chosen: int = 0
     index: int | None = None  # array row position
     kv_key: str | None = None  # key/value row: its key
+    is_row: bool = False  # an array or key/value row (or its template): labelled by position, not the parent's name
     problem: str | None = None  # why this subtree is edited as JSON
 
     @property
@@ -113,7 +114,9 @@ class _Builder:
         else:
             getattr(self, "_" + node.kind)(f, node, value, use_defaults)
         f.include_control = not required and (f.widget in CONTAINERS or (f.widget in TEXT_WIDGETS and value == ""))
-        f.present = f.include_control and given and value is not ABSENT
+        # Ticked whenever the value will be sent: given, or a default the form shows pre-filled (finding 21).
+        f.present = f.include_control and value is not ABSENT and (
+            given or (f.widget in ("array", "multiselect", "keyvalue") and bool(value)))  # rows are sent as shown
         return f
 
     def _as_json(self, f: Field, value: Any, problem: str | None = None) -> None:
@@ -196,11 +199,11 @@ class _Builder:
         sub = sub if isinstance(sub, dict) else {}
         for n, (k, v) in enumerate((value or {}).items()):
             row = self.build(sub, node.stack, f.path + (k,), f"{f.key}/~kv/{n}", f.label, True, v, False)
-            row.kv_key = k
+            row.kv_key, row.is_row = k, True
             f.children.append(row)
         f.template = self.build(sub, node.stack, f.path + (INDEX,), f"{f.key}/~kv/{INDEX}", f.label, True,
                                 ABSENT, True)
-        f.template.kv_key = ""
+        f.template.kv_key, f.template.is_row = "", True
 
     def _array(self, f: Field, node: Node, value: Any, use_defaults: bool) -> None:
         if not (value is ABSENT or isinstance(value, list)):
@@ -218,10 +221,11 @@ class _Builder:
                 return
         for i, v in enumerate(value or []):
             row = self.build(items, node.stack, f.path + (i,), f"{f.key}/{i}", f.label, True, v, False)
-            row.index = i
+            row.index, row.is_row = i, True
             f.children.append(row)
         f.template = self.build(items, node.stack, f.path + (INDEX,), f"{f.key}/{INDEX}", f.label, True, ABSENT,
                                 True)
+        f.template.is_row = True
 
     def _oneof(self, f: Field, node: Node, value: Any, use_defaults: bool) -> None:
         chosen = 0 if value is ABSENT else self._choose(node, value)
@@ -262,6 +266,8 @@ def _option_text(options: list, value: Any) -> str | None:
 
 def build_form(schema: dict, values: Any | None = None) -> Field:
     """The form for ``schema``; pre-filled from ``values`` (the arguments) if given, else from defaults."""
+    if takes_no_arguments(schema) and not values:
+        return Field((), "", "arguments", "object", required=True)  # no field at all: just Call
     b = _Builder(schema)
     given = values is not None
     root = b.build(schema, (), (), "", "arguments", True, values if given else ABSENT, not given)

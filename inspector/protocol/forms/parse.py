@@ -6,6 +6,7 @@ both sides (schema.classify), so what was rendered is what is read back.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -67,6 +68,17 @@ def _to_number(text: str, integer: bool) -> int | float:
     return float(text)
 
 
+def _as_typed(text: str) -> Any:
+    """What "Send anyway" sends for a number box that does not fit: the JSON number typed (3.5 into an integer
+    field, to test the server's own validation), else the text itself."""
+    try:
+        value = loads(text)
+    except ValueError:
+        return text
+    number = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return value if number else text
+
+
 class _Parser:
     def __init__(self, root: Any, form: _Form):
         self.root = root if isinstance(root, dict) else {}
@@ -116,7 +128,7 @@ class _Parser:
             value = _to_number(text, node.kind == "integer")
         except ValueError as e:
             self.error(path, str(e))
-            return text, True  # "Send anyway" sends what was typed
+            return _as_typed(text), True  # "Send anyway" sends what was typed
         return value, not json_equal(value, default)
 
     _integer = _number

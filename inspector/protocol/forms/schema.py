@@ -125,6 +125,25 @@ def title_of(value: Any) -> str:
     return value if isinstance(value, str) else dump(value)
 
 
+def enum_titles(s: dict) -> list[str]:
+    """A title per enum value: the legacy `enumNames` (elicitation's titled enums) when it names each one."""
+    names = s.get("enumNames")
+    if isinstance(names, list) and len(names) == len(s["enum"]) and all(isinstance(n, str) for n in names):
+        return list(names)
+    return [title_of(v) for v in s["enum"]]
+
+
+def takes_no_arguments(schema: Any) -> bool:
+    """A tool's inputSchema that lists no property and no schema for extra ones: the tool takes no arguments
+    (the Python SDK writes `{"type": "object", "properties": {}, "title": "fArguments"}` for `def f()`)."""
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return False
+    if any(k in schema for k in ("$ref", "allOf", "anyOf", "oneOf", "patternProperties") + UNSUPPORTED):
+        return False
+    extra = schema.get("additionalProperties")
+    return not properties_of(schema) and not (isinstance(extra, dict) and extra)
+
+
 def classify(schema: Any, root: dict, stack: tuple = ()) -> Node:
     """Reduce a schema to the one widget kind the form uses for it (the build and parse sides share this)."""
     nullable = False
@@ -152,7 +171,7 @@ def classify(schema: Any, root: dict, stack: tuple = ()) -> Node:
             return Node("json", schema, stack, nullable, f"{bad[0]} is not supported by the form")
         if isinstance(schema.get("enum"), list):
             return Node("select", schema, stack, nullable and None not in schema["enum"],
-                        options=[(v, title_of(v)) for v in schema["enum"]])
+                        options=list(zip(schema["enum"], enum_titles(schema))))
         if "const" in schema:
             return Node("select", schema, stack, nullable, options=[(schema["const"], title_of(schema["const"]))])
         types = schema.get("type")

@@ -24,6 +24,27 @@ def ask_form(ask):
     return forms.build_form(schema)
 
 
+@bp.app_template_global()
+def call_asks(call) -> list:
+    """The asks still waiting that this call caused: its card shows them, with a way to the form."""
+    asks = get_inspector().asks
+    return asks.for_call(call) if asks and call is not None else []
+
+
+@bp.app_template_global()
+def ask_summary(ask) -> str:
+    """One line that says what the server asks (the question, or the last message it wants a reply to)."""
+    if ask.mode != "sampling":
+        message = ask.params.get("message")
+        return message if isinstance(message, str) else ""
+    messages = ask.params.get("messages") if isinstance(ask.params.get("messages"), list) else []
+    for message in reversed(messages):
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, dict) and isinstance(content.get("text"), str):
+            return content["text"]
+    return ""
+
+
 @bp.post("/asks/<int:key>")
 def ask_answer(key: int):
     asks = get_inspector().asks
@@ -50,7 +71,7 @@ def ask_answer(key: int):
     else:
         schema = ask.params.get("requestedSchema") if isinstance(ask.params.get("requestedSchema"), dict) else {}
         parsed = forms.arguments_from_form(schema, pairs)
-        errors = {**forms.validate(schema, parsed.arguments), **parsed.errors}
+        errors = {**forms.problems(schema, parsed.arguments), **parsed.errors}
         ask.draft = parsed.arguments
         if not errors:
             asks.answer(key, result={"action": "accept", "content": parsed.arguments}, summary="accepted")

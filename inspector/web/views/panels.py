@@ -211,8 +211,12 @@ def prompt_get():
     prompt = _listed(get_inspector().session.server.prompts, "name", name) or {"name": name}
     declared = prompt.get("arguments") if isinstance(prompt.get("arguments"), list) else []
     required = {a.get("name") for a in declared if isinstance(a, dict) and a.get("required") is True}
-    # Empty optional arguments are left out; empty required ones are sent, so the server's own check is visible.
+    # Empty optional arguments are left out; empty required ones are flagged first (like a tool form's), and sent
+    # with "Get anyway", so the server's own check can be seen.
     arguments = {key: value for key, value in _form_values(ARG_PREFIX).items() if value != "" or key in required}
+    empty = sorted(key for key in required if arguments.get(key, "") == "")
+    if empty and request.form.get("anyway") != "1":
+        return render_template("partials/_prompt_missing.html", name=name, empty=empty), 422
     params: dict[str, Any] = {"name": name}
     if arguments:
         params["arguments"] = arguments

@@ -25,9 +25,9 @@ STATE_WAIT = 0.3
 RECONNECT_WAIT = 1.0
 
 
-def _panel():
+def _panel(**context):
     session = get_inspector().session
-    return render_template("partials/_server.html", server=session.server, command=session.command)
+    return render_template("partials/_server.html", server=session.server, command=session.command, **context)
 
 
 def _wait_for_state(predicate, seconds: float) -> None:
@@ -41,7 +41,7 @@ def server_advertise():
     session = get_inspector().live
     for name in session.advertise:
         session.advertise[name] = request.form.get(name) == "on"
-    return _panel()
+    return _panel(advertise_open=True)  # the section the person is ticking in stays open
 
 
 @bp.post("/log-level")

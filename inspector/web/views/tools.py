@@ -6,6 +6,7 @@ taken in the order they appear), so the raw body is parsed here rather than thro
 
 from __future__ import annotations
 
+import hashlib
 import json
 from urllib.parse import parse_qsl
 
@@ -128,9 +129,29 @@ def tool_detail(name: str | None):
     name = _name(name)
     tool = tool_or_404(name)
     restarter = get_inspector().restarter
-    if restarter:
+    if restarter and request.args.get("auto") != "1":  # re-opened by the page itself: not yet looked at
         restarter.seen(name)
-    return render_tool(tool)
+    # The tool's latest call comes back with it: a reload during a call shows it pending, then its result.
+    return render_tool(tool, call=latest_call(get_inspector().calls, name))
+
+
+@bp.get("/tool/version")
+def tool_version_of():
+    """The version of a tool's definition: the page re-opens an open tool when it changed (after a restart)."""
+    return tool_version(tool_or_404(request.args.get("name", ""))), 200, {"Content-Type": "text/plain"}
+
+
+def latest_call(calls, name: str):
+    """The newest call of a tool made from the page, if any."""
+    mine = [c for c in list(calls.calls.values()) if c.tool == name]
+    return max(mine, key=lambda c: c.id) if mine else None
+
+
+@bp.app_template_filter()
+def tool_version(tool: dict) -> str:
+    """A short digest of everything the server says about a tool (name, description, schemas, annotations)."""
+    text = json.dumps(tool, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
 
 
 @bp.post("/tools/<path:name>/form")
@@ -181,7 +202,7 @@ def tool_call(name: str | None):
     if problem:
         return render_tool(tool, mode="json", text=values.get("arguments", ""), problem=problem, status=422)
     if mode != "api":
-        errors = {**forms.validate(_schema(tool), arguments), **errors}
+        errors = {**forms.problems(_schema(tool), arguments), **errors}
         if errors and values.get("action") != "send-anyway":
             calls.last_arguments[name] = json.dumps(arguments, ensure_ascii=False)
             return render_tool(tool, mode=shown_mode, arguments=arguments, errors=errors, status=422)
