@@ -193,22 +193,26 @@ def test_search_by_chunks_finds_what_a_line_scan_finds(tmp_path, monkeypatch, ne
         writer.close()
 
 
-@pytest.mark.parametrize("block", [7, 64, 1000])
-def test_runs_cut_a_file_into_the_lines_split_lines_gives(monkeypatch, block):
+@pytest.mark.parametrize("tail", [b"tail without newline", b""])
+def test_runs_cut_a_file_into_the_lines_split_lines_gives(monkeypatch, tail):
     """row_load.split_runs (runs of whole lines, for speed) and files.split_lines agree on every line's number,
-    offset and bytes: blank lines, an oversized line in a run and across blocks, a last line without newline."""
+    offset and bytes, however the file comes in blocks: blank lines, an oversized line in a run and across
+    blocks, a long line under the cap and the lines after it (up to the end of the file), a last line without
+    a newline."""
     monkeypatch.setattr(files, "MAX_LINE_BYTES", 50)
+    monkeypatch.setattr(files, "BLOCK_BYTES", 8)  # a line over 32 bytes is long: split_lines reads it
     data = b"".join([b"first\n", b"\n", b"x" * 49 + b"\n", b"y" * 51 + b"\n", b"ok\n", b"z" * 300 + b"\n",
-                     b"after\n", b"   \n", b"w" * 120 + b"\n", b"tail without newline"])
-    blocks = lambda: (data[i:i + block] for i in range(0, len(data), block))  # noqa: E731
-    flattened = []
-    for item in row_load.split_runs(blocks()):
-        if isinstance(item, files.Line):
-            flattened.append(item)
-            continue
-        offset = item.offset
-        for number, line in enumerate(item.data.split(b"\n"), item.number):
-            flattened.append(files.Line(number, offset, line, True))
-            offset += len(line) + 1
-    assert flattened == list(files.split_lines(blocks()))
-    assert [line.data for line in flattened][-2:] == [None, b"tail without newline"]
+                     b"after\n", b"   \n", b"w" * 120 + b"\n", b"v" * 40 + b"\nend\nmore\n", tail])
+    for block in range(1, len(data) + 2):
+        blocks = lambda: (data[i:i + block] for i in range(0, len(data), block))  # noqa: E731
+        flattened = []
+        for item in row_load.split_runs(blocks()):
+            if isinstance(item, files.Line):
+                flattened.append(item)
+                continue
+            offset = item.offset
+            for number, line in enumerate(item.data.split(b"\n"), item.number):
+                flattened.append(files.Line(number, offset, line, True))
+                offset += len(line) + 1
+        assert flattened == list(files.split_lines(blocks())), f"blocks of {block} bytes"
+        assert [line.data for line in flattened if line.ended][-4:] == [None, b"v" * 40, b"end", b"more"]

@@ -54,12 +54,13 @@ def _blocks(writer: RecordingWriter) -> Iterator[bytes]:
 
 
 def split_runs(blocks: Iterator[bytes]) -> Iterator[Run | Line]:
-    """Cut blocks into runs of whole lines, with the numbers and offsets files.split_lines gives them; a last line
-    without a newline comes as a Line. From a line longer than MAX_LINE_BYTES on, split_lines itself cuts the rest
-    (it skips that line without holding it)."""
+    """Cut blocks into runs of whole lines, with the numbers and offsets files.split_lines gives them. A long
+    line (and a last line without a newline) comes as a Line: split_lines itself reads it, so it is held at most
+    up to MAX_LINE_BYTES (beyond, skipped without being held), as every reader holds it."""
     cap = files.MAX_LINE_BYTES
+    long_line = min(cap, 4 * files.BLOCK_BYTES)
     buf, start, number = bytearray(), 0, 0
-    blocks = iter(blocks)
+    blocks = chain(blocks, [b""])  # the empty block at the end cuts what is left after a long line
     for block in blocks:
         buf += block
         cut = buf.rfind(b"\n")
@@ -67,19 +68,43 @@ def split_runs(blocks: Iterator[bytes]) -> Iterator[Run | Line]:
             data = bytes(buf[:cut])
             if len(data) <= cap:  # so is every line in it
                 yield Run(number + 1, start, data)
-                number += data.count(b"\n") + 1
             else:
-                for line in split_lines(iter([data + b"\n"])):
-                    yield Line(number + line.number, start + line.offset, line.data, line.ended)
-                number += data.count(b"\n") + 1
+                yield from _shifted(split_lines(iter([data + b"\n"])), number, start)
+            number += data.count(b"\n") + 1
             del buf[:cut + 1]
             start += cut + 1
-        if len(buf) > cap:
-            for line in split_lines(chain([bytes(buf)], blocks)):
-                yield Line(number + line.number, start + line.offset, line.data, line.ended)
-            return
+        if len(buf) > long_line:
+            rest: list[bytes] = []
+            taken = [len(buf)]
+            yield from _shifted(split_lines(_to_its_end(bytes(buf), blocks, rest, taken)), number, start)
+            buf.clear()
+            if not rest:
+                return  # the file ended within that line
+            number, start, buf = number + 1, start + taken[0], bytearray(rest[0])
     if buf:
         yield Line(number + 1, start, bytes(buf), False)
+
+
+def _to_its_end(head: bytes, blocks: Iterator[bytes], rest: list[bytes], taken: list[int]) -> Iterator[bytes]:
+    """The blocks of one line that started in `head`, up to and including its newline; what follows goes to rest.
+    `taken` counts the bytes given."""
+    yield head
+    for block in blocks:
+        nl = block.find(b"\n")
+        if nl < 0:
+            taken[0] += len(block)
+            yield block
+            continue
+        taken[0] += nl + 1
+        rest.append(block[nl + 1:])
+        yield block[:nl + 1]
+        return
+
+
+def _shifted(lines: Iterator[Line], number: int, start: int) -> Iterator[Line]:
+    """Lines numbered and placed as in the whole file (split_lines counts from the part it was given)."""
+    for line in lines:
+        yield Line(number + line.number, start + line.offset, line.data, line.ended)
 
 
 def _one_line(index: RowIndex, reader: RecordingReader, line: Line) -> None:
