@@ -5,8 +5,9 @@ t, and small integer codes for kind, direction, level, origin and method (the la
 What a row shows beyond that (the preview, an id that is not an integer) is read back from the recording at
 (offset, length) when a row is rendered, through a small LRU. `Row` is a view of one position: it holds no copy.
 
-To add a per-row value: one more array in `RowIndex.__init__` (a column), one append in `_append`, one property
-on `Row`. Keep values numeric (a seq, a code): a str or an object per row is what this module exists to avoid.
+To add a per-row value: one more array in `RowIndex.__init__` (a column), one append in `_append`, one extend
+in `extend_notifications` (view's fast path: every column must grow by one per row there too), one property on
+`Row`. Keep values numeric (a seq, a code): a str or an object per row is what this module exists to avoid.
 """
 
 from __future__ import annotations
