@@ -52,12 +52,15 @@ class RecordedSession:
         return None
 
     def _rebuild(self) -> None:
-        # Only the few rows that carry server state are read back from the file.
-        for row in self.store.rows():
+        # Only the few rows that carry server state are read back from the file; finding them scans one column,
+        # not a million rows.
+        store = self.store
+        for seq in sorted(store.seqs_of_kind("event") + store.seqs_of_kind("response")):
+            row = store.row(seq)
             if row.kind == "event":
-                self._on_event(self.store.record(row.seq))
-            elif row.kind == "response" and row.method in _LIST_BY_METHOD and row.pair_seq is not None:
-                self._on_list(row.method, row.pair_seq, self.store.record(row.seq))
+                self._on_event(store.record(seq))
+            elif row.method in _LIST_BY_METHOD and row.pair_seq is not None:
+                self._on_list(row.method, row.pair_seq, store.record(seq))
 
     def _on_event(self, record) -> None:
         detail = record.detail if record else {}

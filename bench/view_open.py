@@ -1,0 +1,126 @@
+"""Opening big recordings: `mcp-inspect view` of a 100,000- and a 1,000,000-message recording.
+
+Measures, in the same run, for each size:
+- floor: a bare Python process that reads the file and `json.loads` every line (whole process, wall);
+- mcp-inspect: `view --no-open --port 0 FILE` → the URL line printed, and → the newest rows fetched over HTTP
+  (`GET /timeline/rows`, the route the page pages with); its peak RSS (VmHWM) once the rows are served.
+Prints each figure (best of REPEATS) and the ratio to the floor. The recordings are made once, into a temporary
+folder, by `mcp-inspect call --tool flood --record` against tests/fixtures/flood_server.py.
+
+    python bench/view_open.py [REPEATS] [--sizes 100000,1000000] [--tree PATH ...]
+
+--tree measures other checkouts too (e.g. main, then this one: the runs alternate, paired, on the same files):
+PYTHONPATH is that tree for its runs. The default is this script's own repository. The recordings are made by
+the first tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FLOOR = """
+import json, sys
+n = 0
+with open(sys.argv[1], 'rb') as handle:
+    for line in handle:
+        json.loads(line)
+        n += 1
+print(n)
+"""
+
+
+def make_recording(tree: Path, count: int, folder: Path) -> Path:
+    """One flood of `count` notifications, recorded by `mcp-inspect call` (header, handshake, flood, result)."""
+    path = folder / f"flood-{count}.jsonl"
+    subprocess.run([sys.executable, "-m", "inspector.cli", "call", "--tool", "flood", "--args", f'{{"n":{count}}}',
+                    "--timeout", "900", "--record", str(path), "--", sys.executable,
+                    str(tree / "tests/fixtures/flood_server.py")],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=folder,
+                   env={**os.environ, "PYTHONPATH": str(tree)}, timeout=1800)
+    return path
+
+
+def floor(path: Path) -> float:
+    """Seconds for a bare process to json.loads every line of the recording."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", FLOOR, str(path)], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The process's peak resident set (VmHWM), MiB."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) / 1024
+
+
+def view(tree: Path, path: Path, newest_seq: int) -> tuple[float, float, float]:
+    """(URL printed, newest rows served, peak RSS MiB) for one `mcp-inspect view` of the recording."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "inspector.cli", "view", "--no-open", "--port", "0", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=path.parent,
+                            env={**os.environ, "PYTHONPATH": str(tree)})
+    try:
+        url = proc.stdout.readline().decode().strip()
+        url_at = time.perf_counter() - started
+        port, token = re.search(r":(\d+)/\?token=(.+)$", url).groups()
+        conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=120)
+        conn.request("GET", "/timeline/rows", headers={"Cookie": f"mcp_inspect_{port}={token}",
+                                                      "HX-Request": "true"})
+        body = conn.getresponse().read().decode()
+        rows_at = time.perf_counter() - started
+        if f'id="r-{newest_seq}"' not in body:
+            raise SystemExit(f"the newest row #{newest_seq} was not served: {body[:300]!r}")
+        return url_at, rows_at, peak_rss_mib(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def newest_seq(path: Path) -> int:
+    """The seq of the recording's last line (the session-end event: the newest row the page shows)."""
+    with open(path, "rb") as handle:
+        handle.seek(max(0, path.stat().st_size - 4096))
+        last = handle.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    return int(re.match(rb'\{"seq":(\d+)', last).group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("repeats", nargs="?", type=int, default=3)
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--tree", type=Path, action="append")
+    args = parser.parse_args()
+    trees = [tree.resolve() for tree in args.tree or [ROOT]]
+    print(f"view of big recordings (best of {args.repeats}, runs alternating between trees)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for count in (int(size) for size in args.sizes.split(",")):
+            path = make_recording(trees[0], count, Path(tmp))
+            lines = path.read_bytes().count(b"\n")
+            seq = newest_seq(path)
+            base = min(floor(path) for _ in range(args.repeats))
+            runs: dict[Path, list] = {tree: [] for tree in trees}
+            for _ in range(args.repeats):
+                for tree in trees:
+                    runs[tree].append(view(tree, path, seq))
+            print(f"  {count:,} messages ({lines:,} lines, {path.stat().st_size / 1e6:.0f} MB):")
+            print(f"    floor (json.loads of every line, whole process): {base:.3f} s")
+            for tree in trees:
+                url_at = min(run[0] for run in runs[tree])
+                rows_at = min(run[1] for run in runs[tree])
+                rss = min(run[2] for run in runs[tree])
+                print(f"    mcp-inspect view ({tree}): URL printed {url_at:.3f} s; newest rows served {rows_at:.3f} s "
+                      f"({rows_at / base:.2f}x the floor); peak RSS {rss:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

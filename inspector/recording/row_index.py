@@ -1,0 +1,353 @@
+"""The timeline's row index: what the page shows per record, in compact columns, not one object per row.
+
+Each record costs a few dozen bytes: array('q') for seq, offset, length, id and the paired seq, array('d') for
+t, and small integer codes for kind, direction, level, origin and method (the last two through shared tables).
+What a row shows beyond that (the preview, an id that is not an integer) is read back from the recording at
+(offset, length) when a row is rendered, through a small LRU. `Row` is a view of one position: it holds no copy.
+
+To add a per-row value: one more array in `RowIndex.__init__` (a column), one append in `_append`, one extend
+in `extend_notifications` (view's fast path: every column must grow by one per row there too), one property on
+`Row`. Keep values numeric (a seq, a code): a str or an object per row is what this module exists to avoid.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import threading
+from array import array
+from collections import OrderedDict
+from typing import Callable, NamedTuple
+
+from inspector.protocol import jsonrpc
+from inspector.protocol.json import loads
+from inspector.recording.files import RECORD_DEPTH
+from inspector.protocol.records import (
+    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Pairer, Pairing, Record, describe_event, from_dict,
+    message_kind,
+)
+
+PREVIEW_CHARS = 200
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+TIMELINE_KINDS = ("request", "response", "notification", "error", "batch", "invalid", "stderr", "event")
+DIRS = (None, TO_SERVER, FROM_SERVER)
+LEVELS = (None,) + LOG_LEVELS
+KIND_CODE = {kind: code for code, kind in enumerate(TIMELINE_KINDS)}
+DIR_CODE = {value: code for code, value in enumerate(DIRS)}
+LEVEL_CODE = {value: code for code, value in enumerate(LEVELS)}
+NO_ID = -(2 ** 63)
+"""The id column's value for a row without an id."""
+ID_IN_FILE = NO_ID + 1
+"""An id that is not a 64-bit integer (a string, a float, null): its text is read back from the file."""
+METHOD_CODES, ORIGIN_CODES = 0xFFFF, 0xFF
+"""How many distinct methods and origins get a code (array('H') and array('B') hold them); others are read back."""
+DERIVED_CACHED = 4096
+"""Rows whose file-derived text (preview, id) is kept: a few pages' worth."""
+LATE, UNMATCHED = 1, 2
+
+
+class Codes:
+    """A shared table of strings (methods, origins) and their small integer codes; code 0 is None.
+
+    Capped: a server inventing a new method per message must not grow it without bound. Beyond the cap a value
+    gets `overflow` and is read back from the file when shown."""
+
+    def __init__(self, cap: int) -> None:
+        self.values: list[str | None] = [None]
+        self._codes: dict[str | None, int] = {None: 0}
+        self.overflow = cap
+
+    def code(self, value: str | None) -> int:
+        code = self._codes.get(value)
+        if code is None:
+            if len(self.values) >= self.overflow:
+                return self.overflow
+            code = self._codes[value] = len(self.values)
+            self.values.append(value)
+        return code
+
+    def matching(self, predicate: Callable[[str], bool]) -> set[int]:
+        """The codes of the known values that satisfy the predicate."""
+        return {code for code, value in enumerate(self.values) if value is not None and predicate(value)}
+
+
+class Derived(NamedTuple):
+    """What a row shows that is read back from its line."""
+
+    preview: str
+    id_text: str
+    method: str | None
+    origin: str | None
+
+
+class RowIndex:
+    """Append-only columns, one position per record in seq order. Appends happen under the Store's lock; reads
+    of positions below a length read earlier need no lock (arrays only grow; a position never moves)."""
+
+    def __init__(self, read_at: Callable[[int, int], bytes]) -> None:
+        self.read_at = read_at
+        self.seq, self.offset, self.length = array("q"), array("q"), array("q")
+        self.t = array("d")
+        self.ids, self.pair = array("q"), array("q")  # pair: the paired row's seq, 0 for none
+        self.kind, self.dir, self.level, self.origin, self.flags = (array("B") for _ in range(5))
+        self.method = array("H")
+        self.methods = Codes(METHOD_CODES)
+        self.origins = Codes(ORIGIN_CODES)
+        self.warnings: dict[int, str] = {}
+        """seq → the protocol warning found on that row (set by the Problems service; few rows have one)."""
+        self.pairer = Pairer()
+        self._derived: OrderedDict[int, Derived] = OrderedDict()
+        self._derived_lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    # -- adding -----------------------------------------------------------------------------------------------
+
+    def add(self, record: Record, offset: int, length: int) -> None:
+        """Index a written record: its summary, and its pairing with an earlier request."""
+        pairing = self.pairer.observe(record)
+        msg = record.msg if record.kind == MESSAGE else None
+        own_method = jsonrpc.method_of(msg)
+        level = None
+        if own_method == "notifications/message" and isinstance(msg.get("params"), dict):
+            level = msg["params"].get("level")
+        ident = msg.get("id", NO_ID) if isinstance(msg, dict) else NO_ID
+        self._append(record.seq, record.t, message_kind(record), FROM_SERVER if record.kind == STDERR else record.dir,
+                     pairing.method or own_method, ident, level, record.origin, pairing, offset, length)
+
+    def extend_notifications(self, rows: list[tuple]) -> None:
+        """Index notifications read from a recording (the view's fast path, row_load.py), column by column:
+        rows of (seq, t, offset, length, dir code, method code, level code, origin code); no id, no pairing."""
+        count = len(rows)
+        seq, t, offset, length, direction, method, level, origin = zip(*rows)
+        self.seq.extend(seq)
+        self.t.extend(t)
+        self.offset.extend(offset)
+        self.length.extend(length)
+        self.dir.extend(direction)
+        self.method.extend(method)
+        self.level.extend(level)
+        self.origin.extend(origin)
+        self.kind.extend(array("B", [KIND_CODE["notification"]]) * count)
+        self.ids.extend(array("q", [NO_ID]) * count)
+        self.pair.extend(array("q", [0]) * count)
+        self.flags.extend(array("B", [0]) * count)
+
+    def _append(self, seq: int, t: float, kind: str, direction: str | None, method: str | None, ident,
+                level, origin: str | None, pairing: Pairing, offset: int, length: int) -> None:
+        if pairing.pair_seq is not None:
+            request = self.position(pairing.pair_seq)
+            if request is not None:
+                self.pair[request] = seq
+        self.seq.append(seq)
+        self.t.append(t)
+        self.offset.append(offset)
+        self.length.append(length)
+        self.kind.append(KIND_CODE[kind])
+        self.dir.append(DIR_CODE.get(direction, 0))
+        self.method.append(self.methods.code(method))
+        self.ids.append(_id_code(ident))
+        self.level.append(LEVEL_CODE.get(level, 0) if isinstance(level, str) else 0)
+        self.origin.append(self.origins.code(origin))
+        self.pair.append(pairing.pair_seq or 0)
+        self.flags.append((LATE if pairing.late else 0) | (UNMATCHED if pairing.unmatched else 0))
+
+    # -- finding ----------------------------------------------------------------------------------------------
+
+    def position(self, seq: int) -> int | None:
+        """The position of a seq: arithmetic when seqs are dense (a live session always is), else a bisect."""
+        n = len(self.seq)
+        if not n:
+            return None
+        guess = seq - self.seq[0]
+        if 0 <= guess < n and self.seq[guess] == seq:
+            return guess
+        i = bisect.bisect_left(self.seq, seq)
+        return i if i < n and self.seq[i] == seq else None
+
+    def after(self, seq: int) -> int:
+        """The first position whose seq is greater than seq."""
+        return bisect.bisect_right(self.seq, seq)
+
+    def before(self, seq: int) -> int:
+        """The first position whose seq is not less than seq (so positions below it are older)."""
+        return bisect.bisect_left(self.seq, seq)
+
+    def row(self, i: int) -> "Row":
+        return Row(self, i)
+
+    def seqs_of_kind(self, kind: str) -> list[int]:
+        """The seqs of every row of one kind, found in C (a byte search of the kind column)."""
+        column, code, out = self.kind.tobytes(), bytes([KIND_CODE[kind]]), []
+        i = column.find(code)
+        while i >= 0:
+            out.append(self.seq[i])
+            i = column.find(code, i + 1)
+        return out
+
+    # -- read back from the file ------------------------------------------------------------------------------
+
+    def record_at(self, i: int) -> Record | None:
+        """The full record at a position, read from the file (None when its line cannot be read back)."""
+        try:
+            return from_dict(loads(self.read_at(self.offset[i], self.length[i]), RECORD_DEPTH))
+        except ValueError:  # a line the view's fast path took by its prefix, damaged further in
+            return None
+
+    def derived(self, i: int) -> Derived:
+        """Preview, id, method and origin text for a row: from the LRU, or read back from its line."""
+        seq = self.seq[i]
+        with self._derived_lock:
+            found = self._derived.get(seq)
+            if found is not None:
+                self._derived.move_to_end(seq)
+                return found
+        record = self.record_at(i)
+        found = _derive(record) if record is not None else Derived(
+            "(this line of the recording could not be read back)", "", None, None)
+        with self._derived_lock:
+            self._derived[seq] = found
+            while len(self._derived) > DERIVED_CACHED:
+                self._derived.popitem(last=False)
+        return found
+
+    def method_of(self, i: int) -> str | None:
+        code = self.method[i]
+        if code != self.methods.overflow:
+            return self.methods.values[code]
+        if self.kind[i] in (KIND_CODE["response"], KIND_CODE["error"]) and self.pair[i]:
+            request = self.position(self.pair[i])  # a response shows its request's method
+            return self.derived(request).method if request is not None else None
+        return self.derived(i).method
+
+
+def _id_code(ident) -> int:
+    if ident is NO_ID:
+        return NO_ID
+    if type(ident) is int and ID_IN_FILE < ident < 2 ** 63:
+        return ident
+    return ID_IN_FILE
+
+
+def _derive(record: Record) -> Derived:
+    msg = record.msg if record.kind == MESSAGE else None
+    id_text = json.dumps(msg["id"], ensure_ascii=False)[:40] if isinstance(msg, dict) and "id" in msg else ""
+    return Derived(preview(record), id_text, jsonrpc.method_of(msg), record.origin)
+
+
+class Row:
+    """One row of the timeline, read from the index's columns when asked (a view: it holds no copy)."""
+
+    __slots__ = ("_index", "_i")
+
+    def __init__(self, index: RowIndex, i: int) -> None:
+        self._index, self._i = index, i
+
+    seq = property(lambda self: self._index.seq[self._i])
+    t = property(lambda self: self._index.t[self._i])
+    kind = property(lambda self: TIMELINE_KINDS[self._index.kind[self._i]])
+    """request, response, notification, error, batch, invalid, stderr or event."""
+    dir = property(lambda self: DIRS[self._index.dir[self._i]])
+    method = property(lambda self: self._index.method_of(self._i))
+    offset = property(lambda self: self._index.offset[self._i])
+    length = property(lambda self: self._index.length[self._i])
+    size = length
+    level = property(lambda self: LEVELS[self._index.level[self._i]])
+    """The level of a notifications/message log row (debug ... emergency)."""
+    late = property(lambda self: bool(self._index.flags[self._i] & LATE))
+    unmatched = property(lambda self: bool(self._index.flags[self._i] & UNMATCHED))
+    preview = property(lambda self: self._index.derived(self._i).preview)
+
+    @property
+    def pair_seq(self) -> int | None:
+        return self._index.pair[self._i] or None
+
+    @property
+    def id_text(self) -> str:
+        ident = self._index.ids[self._i]
+        if ident == NO_ID:
+            return ""
+        return str(ident)[:40] if ident != ID_IN_FILE else self._index.derived(self._i).id_text
+
+    @property
+    def origin(self) -> str | None:
+        index, i = self._index, self._i
+        code = index.origin[i]
+        return index.origins.values[code] if code != index.origins.overflow else index.derived(i).origin
+
+    @property
+    def latency_ms(self) -> float | None:
+        """Response time after its request (a response's or error's, paired)."""
+        index, i = self._index, self._i
+        if index.kind[i] not in (KIND_CODE["response"], KIND_CODE["error"]) or not index.pair[i]:
+            return None
+        request = index.position(index.pair[i])
+        return None if request is None else max(0.0, (index.t[i] - index.t[request]) * 1000.0)
+
+    @property
+    def warning(self) -> str | None:
+        """A protocol warning found on this row (set by the Problems service)."""
+        return self._index.warnings.get(self.seq)
+
+    @warning.setter
+    def warning(self, text: str | None) -> None:
+        if text is None:
+            self._index.warnings.pop(self.seq, None)
+        else:
+            self._index.warnings[self.seq] = text
+
+    def __repr__(self) -> str:
+        return f"Row(seq={self.seq}, kind={self.kind!r}, method={self.method!r})"
+
+
+class Rows:
+    """Every row up to a length taken when made, oldest first: a sequence of views, not a copy of the rows."""
+
+    def __init__(self, index: RowIndex, end: int) -> None:
+        self._index, self._end = index, end
+
+    def __len__(self) -> int:
+        return self._end
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            return [Row(self._index, i) for i in range(*item.indices(self._end))]
+        if item < 0:
+            item += self._end
+        if not 0 <= item < self._end:
+            raise IndexError(item)
+        return Row(self._index, item)
+
+    def __iter__(self):
+        return (Row(self._index, i) for i in range(self._end))
+
+    def __reversed__(self):
+        return (Row(self._index, i) for i in range(self._end - 1, -1, -1))
+
+
+def preview(record: Record) -> str:
+    """The one-line text a row shows for a record."""
+    if record.kind == STDERR:
+        return (record.text or "")[:PREVIEW_CHARS * 4]
+    if record.kind == INVALID:
+        return f"{record.error}: {(record.raw or '')[:PREVIEW_CHARS]}"
+    if record.kind == EVENT:
+        return describe_event(record.event or "", record.detail)
+    msg = record.msg
+    if isinstance(msg, dict):
+        for key in ("params", "result", "error"):
+            if key in msg:
+                return json.dumps(_without_era_meta(msg[key]), ensure_ascii=False,
+                                  separators=(",", ":"))[:PREVIEW_CHARS]
+        return ""
+    return json.dumps(msg, ensure_ascii=False, separators=(",", ":"))[:PREVIEW_CHARS]
+
+
+def _without_era_meta(value):
+    """For the one-line preview only: the modern era's _meta keys repeat on every message and hide what differs."""
+    if not isinstance(value, dict) or not isinstance(value.get("_meta"), dict):
+        return value
+    meta = {k: v for k, v in value["_meta"].items() if not k.startswith("io.modelcontextprotocol/")}
+    rest = {k: v for k, v in value.items() if k != "_meta"}
+    return {**rest, "_meta": meta} if meta else rest

@@ -1,0 +1,182 @@
+"""Index an existing recording (for `view`) in one pass over the file, fast enough for a million lines.
+
+The one reader (files.RecordingReader) decides what is skipped and why; this module only spares it the work it
+would repeat a million times. Whole lines are taken a block at a time (no object per line), each decoded by json's
+C scanner straight from the block's text (no json.loads wrapper per line), and must be exactly one JSON value.
+A notification, most of any big recording, is indexed straight from its decoded object after the same checks
+`from_dict` and the reader make; every other line (the header, events, requests and responses, a line that does
+not decode, a blank one) goes through the reader itself, so the problems are exactly those `read_recording`
+reports.
+"""
+
+from __future__ import annotations
+
+import json
+import json.scanner
+import os
+from dataclasses import dataclass
+from itertools import chain
+from typing import Iterator
+
+from inspector.recording import files
+from inspector.recording.files import RECORD_DEPTH, Line, RecordingReader, RecordingWriter, split_lines
+from inspector.recording.row_index import DIR_CODE, LEVEL_CODE, RowIndex
+from inspector.protocol.records import FROM_SERVER, TO_SERVER, Record
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Whole lines of a recording, none longer than the reader's cap, joined by newlines (the last one's cut)."""
+
+    number: int
+    """The first line's number (1-based)."""
+    offset: int
+    data: bytes
+
+
+def load_rows(index: RowIndex, writer: RecordingWriter, reader: RecordingReader) -> None:
+    """Index every readable record of the file; the reader gathers the header and the problems."""
+    for item in split_runs(_blocks(writer)):
+        if isinstance(item, Line):
+            _one_line(index, reader, item)
+        elif not _fast_run(index, reader, item):
+            _slow_run(index, reader, item)
+
+
+def _blocks(writer: RecordingWriter) -> Iterator[bytes]:
+    end, pos = writer.offset, 0
+    while pos < end:
+        block = os.pread(writer._fd, min(files.BLOCK_BYTES, end - pos), pos)
+        if not block:
+            return
+        pos += len(block)
+        yield block
+
+
+def split_runs(blocks: Iterator[bytes]) -> Iterator[Run | Line]:
+    """Cut blocks into runs of whole lines, with the numbers and offsets files.split_lines gives them. A long
+    line (and a last line without a newline) comes as a Line: split_lines itself reads it, so it is held at most
+    up to MAX_LINE_BYTES (beyond, skipped without being held), as every reader holds it."""
+    cap = files.MAX_LINE_BYTES
+    long_line = min(cap, 4 * files.BLOCK_BYTES)
+    buf, start, number = bytearray(), 0, 0
+    blocks = chain(blocks, [b""])  # the empty block at the end cuts what is left after a long line
+    for block in blocks:
+        buf += block
+        cut = buf.rfind(b"\n")
+        if cut >= 0:
+            data = bytes(buf[:cut])
+            if len(data) <= cap:  # so is every line in it
+                yield Run(number + 1, start, data)
+            else:
+                yield from _shifted(split_lines(iter([data + b"\n"])), number, start)
+            number += data.count(b"\n") + 1
+            del buf[:cut + 1]
+            start += cut + 1
+        if len(buf) > long_line:
+            rest: list[bytes] = []
+            taken = [len(buf)]
+            yield from _shifted(split_lines(_to_its_end(bytes(buf), blocks, rest, taken)), number, start)
+            buf.clear()
+            if not rest:
+                return  # the file ended within that line
+            number, start, buf = number + 1, start + taken[0], bytearray(rest[0])
+    if buf:
+        yield Line(number + 1, start, bytes(buf), False)
+
+
+def _to_its_end(head: bytes, blocks: Iterator[bytes], rest: list[bytes], taken: list[int]) -> Iterator[bytes]:
+    """The blocks of one line that started in `head`, up to and including its newline; what follows goes to rest.
+    `taken` counts the bytes given."""
+    yield head
+    for block in blocks:
+        nl = block.find(b"\n")
+        if nl < 0:
+            taken[0] += len(block)
+            yield block
+            continue
+        taken[0] += nl + 1
+        rest.append(block[nl + 1:])
+        yield block[:nl + 1]
+        return
+
+
+def _shifted(lines: Iterator[Line], number: int, start: int) -> Iterator[Line]:
+    """Lines numbered and placed as in the whole file (split_lines counts from the part it was given)."""
+    for line in lines:
+        yield Line(number + line.number, start + line.offset, line.data, line.ended)
+
+
+def _one_line(index: RowIndex, reader: RecordingReader, line: Line) -> None:
+    record = reader.feed(line)
+    if isinstance(record, Record):
+        index.add(record, line.offset, len(line.data))
+
+
+def _slow_run(index: RowIndex, reader: RecordingReader, run: Run) -> None:
+    offset, number = run.offset, run.number
+    for data in run.data.split(b"\n"):
+        _one_line(index, reader, Line(number, offset, data, True))
+        offset += len(data) + 1
+        number += 1
+
+
+def _fast_run(index: RowIndex, reader: RecordingReader, run: Run) -> bool:
+    """Index a run from its decoded text; False (nothing done) when it must go line by line (not UTF-8)."""
+    lines = run.data.split(b"\n")
+    if run.number == 1:  # the header (and a byte order mark) are the reader's alone
+        _one_line(index, reader, Line(1, run.offset, lines[0], True))
+        if len(lines) == 1:
+            return True
+        return _fast_run(index, reader, Run(2, run.offset + len(lines[0]) + 1, run.data[len(lines[0]) + 1:]))
+    try:
+        text = run.data.decode("utf-8")  # the reader decodes each line as strict UTF-8 too
+    except UnicodeDecodeError:
+        return False
+    # One loop, no call per line but the scanner's: a million lines make every call count.
+    fast: list[tuple] = []  # notifications not yet in the index: added column by column, in C
+    method_code, origin_code, find, scan = index.methods.code, index.origins.code, text.find, _SCAN_ONCE
+    offset, number, pos, last_seq = run.offset, run.number, 0, reader.last_seq
+    for line in lines:
+        end = find("\n", pos)
+        if end < 0:
+            end = len(text)
+        value = None
+        if line.count(b"{") + line.count(b"[") <= RECORD_DEPTH:
+            try:
+                value, stop = scan(text, pos)
+            except (StopIteration, ValueError, RecursionError):
+                pass
+            else:
+                if stop != end:
+                    value = None  # not exactly one value on the line: the reader says what is wrong
+        if type(value) is dict and value.get("kind") == "message":
+            seq, t, direction, msg = value.get("seq"), value.get("t"), value.get("dir"), value.get("msg")
+            method = msg.get("method") if type(msg) is dict else None
+            # from_dict's and the reader's checks, for a notification (no id: nothing to pair)
+            if (type(seq) is int and seq > last_seq and type(t) is float and type(method) is str
+                    and "id" not in msg and (direction == TO_SERVER or direction == FROM_SERVER)):
+                params = msg.get("params") if method == "notifications/message" else None
+                level = params.get("level") if type(params) is dict else None
+                origin = value.get("origin")
+                fast.append((seq, t, offset, len(line), DIR_CODE[direction], method_code(method),
+                             LEVEL_CODE.get(level, 0) if type(level) is str else 0,
+                             origin_code(origin if type(origin) is str else None)))
+                last_seq = seq
+                offset, number, pos = offset + len(line) + 1, number + 1, end + 1
+                continue
+        if fast:
+            index.extend_notifications(fast)
+            fast = []
+        reader.last_seq = last_seq
+        _one_line(index, reader, Line(number, offset, line, True))
+        last_seq = reader.last_seq
+        offset, number, pos = offset + len(line) + 1, number + 1, end + 1
+    if fast:
+        index.extend_notifications(fast)
+    reader.last_seq = last_seq
+    return True
+
+
+_SCAN_ONCE = json.scanner.make_scanner(json.JSONDecoder())
+"""json's C scanner: (value, end) for the value at a position of a text, without json.loads' wrapper per call."""

@@ -1,0 +1,218 @@
+"""The Store's row index (recording/row_index.py, row_search.py, row_load.py): a few dozen bytes per row, what a
+row shows read back from the file, search by chunks of the file, and `view`'s fast indexing agreeing with the
+live one row for row."""
+
+from __future__ import annotations
+
+import json
+import tracemalloc
+
+import pytest
+
+from factories import event, invalid, received, sent, stderr
+from inspector.protocol import jsonrpc
+from inspector.recording import files, row_index, row_load, row_search
+from inspector.recording.files import RecordingWriter, read_recording
+from inspector.recording.row_index import preview
+from inspector.recording.store import Filters, Store
+
+ROW_FIELDS = ("seq", "t", "kind", "dir", "method", "id_text", "size", "preview", "offset", "length", "pair_seq",
+              "latency_ms", "late", "unmatched", "origin", "level", "warning")
+
+
+def flood_record(i: int):
+    return received(jsonrpc.notification("notifications/message", {"level": "info", "data": f"flood {i}"}))
+
+
+def test_a_row_costs_a_few_dozen_bytes_and_the_cost_stays_flat(tmp_path):
+    """Issue 14's memory row, counted: 100,000 notifications through Store.add grow the process by the columns
+    only (the old Row object, its dict entry and its preview string were ~580 bytes each)."""
+    writer = RecordingWriter.create(tmp_path / "flood.jsonl")
+    store = Store(writer)
+    try:
+        for i in range(1000):  # warm-up: the method and level codes, the first allocations
+            store.add(flood_record(i))
+        tracemalloc.start()
+        try:
+            start = tracemalloc.get_traced_memory()[0]
+            for i in range(50_000):
+                store.add(flood_record(i))
+            half = tracemalloc.get_traced_memory()[0]
+            for i in range(50_000):
+                store.add(flood_record(i))
+            end = tracemalloc.get_traced_memory()[0]
+        finally:
+            tracemalloc.stop()
+        assert len(store) == 101_000
+        per_row, second_half = (end - start) / 100_000, (end - half) / 50_000
+        assert per_row <= 64, f"{per_row:.0f} bytes per row"
+        assert second_half <= 64, f"{second_half:.0f} bytes per row in the second 50,000"
+        assert store.row(101_000).preview == '{"level":"info","data":"flood 49999"}'  # read back from the file
+    finally:
+        writer.close()
+
+
+def session_records():
+    """One of every row shape, ids of every type, pairing, a late and an unmatched answer, origins, levels."""
+    return [
+        event("spawn", {"pid": 42}),
+        sent(jsonrpc.request(1, "initialize", {"clientInfo": {"name": "mcp-inspect"}}), t=10.0),
+        received(jsonrpc.result_response(1, {"serverInfo": {"name": "demo"}}), t=10.25),
+        stderr("Démarrage du serveur: PRÊT " * 60),
+        sent(jsonrpc.request("abc", "tools/list"), t=11.0),
+        received(jsonrpc.notification("notifications/message", {"level": "warning", "data": "Zürich"})),
+        received(jsonrpc.notification("notifications/message", {"level": "loud", "data": "no such level"})),
+        received(jsonrpc.result_response("abc", {"tools": [{"name": "ÉCOLE"}]}), t=11.5),
+        sent(jsonrpc.request(2 ** 70, "tools/call", {"name": "big id"}), t=12.0),
+        received(jsonrpc.error_response(2 ** 70, -32602, "bad arguments"), t=12.5),
+        sent(jsonrpc.request(1.5, "ping"), t=13.0, origin="user"),
+        event("timeout", {"id": 1.5, "method": "ping", "after_s": 0.5}),
+        received(jsonrpc.result_response(1.5, {}), t=14.0),
+        received(jsonrpc.result_response(99, {})),
+        received({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "parse error"}}),
+        invalid("Hello", "not JSON"),
+        received([jsonrpc.notification("a"), jsonrpc.notification("b")]),
+        sent(jsonrpc.notification("notifications/initialized"), origin="user"),
+        received(jsonrpc.request(7, "sampling/createMessage", {"_meta": {"io.modelcontextprotocol/x": 1, "k": 2}})),
+        sent(jsonrpc.result_response(7, {"content": "é"}), t=20.0),
+    ]
+
+
+def row_values(store: Store) -> list[tuple]:
+    """Every row's values; times as the file holds them (rounded to the microsecond)."""
+    def value(row, name):
+        found = getattr(row, name)
+        return round(found, 6 if name == "t" else 2) if name in ("t", "latency_ms") and found is not None else found
+    return [tuple(value(row, name) for name in ROW_FIELDS) for row in store.rows()]
+
+
+def test_rows_show_what_the_records_hold(tmp_path):
+    writer = RecordingWriter.create(tmp_path / "a.jsonl")
+    store = Store(writer)
+    try:
+        records = [store.add(record) for record in session_records()]
+        rows = {row.seq: row for row in store.rows()}
+        for record in records:
+            assert rows[record.seq].preview == preview(record)
+        by_method = lambda m: [r for r in rows.values() if r.method == m]  # noqa: E731
+        init, init_ok = by_method("initialize")
+        assert (init.pair_seq, init_ok.pair_seq, init_ok.latency_ms) == (init_ok.seq, init.seq, 250.0)
+        assert [r.id_text for r in by_method("tools/list")] == ['"abc"', '"abc"']
+        assert [r.id_text for r in by_method("tools/call")] == [str(2 ** 70)] * 2
+        assert [r.kind for r in by_method("tools/call")] == ["request", "error"]
+        ping, ping_ok = by_method("ping")
+        assert (ping.origin, ping.id_text, ping_ok.late, ping_ok.latency_ms) == ("user", "1.5", True, 1000.0)
+        stray, parse_error = records[13].seq, records[14].seq
+        assert rows[stray].unmatched and rows[stray].method is None and rows[parse_error].id_text == "null"
+        logs = by_method("notifications/message")
+        assert [r.level for r in logs] == ["warning", None]
+        assert rows[records[3].seq].kind == "stderr" and rows[records[3].seq].dir == "from_server"
+        assert len(rows[records[3].seq].preview) == 800
+        assert rows[records[18].seq].preview == '{"_meta":{"k":2}}'
+        assert rows[records[19].seq].method == "sampling/createMessage"
+        rows[records[4].seq].warning = "a protocol warning"
+        assert store.row(records[4].seq).warning == "a protocol warning"
+    finally:
+        writer.close()
+
+
+def test_view_indexes_a_recording_exactly_as_the_live_store_did(tmp_path, monkeypatch):
+    """row_load's fast path (notifications from their decoded object) and its reader path (everything else)
+    give every row the values the live Store gave it; methods beyond the code table are read back."""
+    monkeypatch.setattr(row_index, "METHOD_CODES", 6)
+    path = tmp_path / "live.jsonl"
+    writer = RecordingWriter.create(path)
+    writer.write_header({"kind": "header", "format": "mcp-inspect-recording", "version": 1})
+    live = Store(writer)
+    for i in range(300):
+        for record in session_records():
+            live.add(record)
+        live.add(received(jsonrpc.notification(f"notifications/custom-{i % 9}", {"i": i})))
+        live.add(received(jsonrpc.notification("notifications/message", {"level": "debug", "data": i}), t=5))
+    expected = row_values(live)
+    writer.close()
+    viewer = RecordingWriter.open_existing(path)
+    try:
+        view = Store(viewer)
+        head, problems = view.load_existing()
+        assert head["format"] == "mcp-inspect-recording" and problems == []
+        assert row_values(view) == expected
+        assert view.last_seq == live.last_seq == len(expected)
+        custom = Filters(method="CUSTOM-8")
+        assert [r.seq for r in view.newest(custom, 1000)] == [r.seq for r in live.newest(custom, 1000)]
+        assert len(view.newest(custom, 1000)) == 33
+    finally:
+        viewer.close()
+
+
+def naive_search(path, needle: str) -> list[int]:
+    """The search as it was: every line of the file, folded (ASCII lines with bytes.lower)."""
+    folded, hits = needle.casefold(), []
+    for record, line in zip(read_recording(path).records, _record_lines(path)):
+        text = line.lower().decode() if line.isascii() and folded.isascii() else line.decode().casefold()
+        if folded in text:
+            hits.append(record.seq)
+    return hits
+
+
+def _record_lines(path) -> list[bytes]:
+    return [line for line in path.read_bytes().split(b"\n")[1:] if line.startswith(b'{"seq"')]
+
+
+@pytest.mark.parametrize("needle", ["flood 1", "FLOOD 17", "straße", "STRASSE", "zürich", "ZÜRICH", "needle",
+                                    "nothing like it", '"level":"info"', "a\nb"])
+def test_search_by_chunks_finds_what_a_line_scan_finds(tmp_path, monkeypatch, needle):
+    """Small chunks so that every search crosses many chunk borders, forwards (paging with the cursor, as a live
+    tab does) and backwards (the newest first); a skipped line between rows holding the needle is no hit."""
+    monkeypatch.setattr(row_search, "CHUNK_BYTES", 700)
+    path = tmp_path / "search.jsonl"
+    lines = [json.dumps({"kind": "header", "format": "mcp-inspect-recording", "version": 1})]
+    for seq in range(1, 400):
+        text = ("Straße in Zürich" if seq % 37 == 0 else "STRASSE" if seq % 41 == 0 else f"flood {seq}")
+        lines.append(json.dumps({"seq": seq, "t": float(seq), "kind": "stderr", "text": text}, ensure_ascii=False))
+        if seq % 50 == 0:
+            lines.append('{"broken needle line')  # skipped by the reader: not a row, not a hit
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    writer = RecordingWriter.open_existing(path)
+    try:
+        store = Store(writer)
+        _, problems = store.load_existing()
+        assert len(problems) == 7
+        expected = naive_search(path, needle) if "\n" not in needle else []
+        assert [r.seq for r in store.newest(Filters(q=needle), 10_000)] == expected
+        assert [r.seq for r in store.newest(Filters(q=needle), 3)] == expected[-3:]
+        got, cursor = [], 0
+        while True:
+            rows, cursor = store.since(cursor, Filters(q=needle), 4)
+            if not rows:
+                break
+            got += [r.seq for r in rows]
+            assert cursor == rows[-1].seq or len(rows) < 4
+        assert got == expected and cursor == 399
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("tail", [b"tail without newline", b""])
+def test_runs_cut_a_file_into_the_lines_split_lines_gives(monkeypatch, tail):
+    """row_load.split_runs (runs of whole lines, for speed) and files.split_lines agree on every line's number,
+    offset and bytes, however the file comes in blocks: blank lines, an oversized line in a run and across
+    blocks, a long line under the cap and the lines after it (up to the end of the file), a last line without
+    a newline."""
+    monkeypatch.setattr(files, "MAX_LINE_BYTES", 50)
+    monkeypatch.setattr(files, "BLOCK_BYTES", 8)  # a line over 32 bytes is long: split_lines reads it
+    data = b"".join([b"first\n", b"\n", b"x" * 49 + b"\n", b"y" * 51 + b"\n", b"ok\n", b"z" * 300 + b"\n",
+                     b"after\n", b"   \n", b"w" * 120 + b"\n", b"v" * 40 + b"\nend\nmore\n", tail])
+    for block in range(1, len(data) + 2):
+        blocks = lambda: (data[i:i + block] for i in range(0, len(data), block))  # noqa: E731
+        flattened = []
+        for item in row_load.split_runs(blocks()):
+            if isinstance(item, files.Line):
+                flattened.append(item)
+                continue
+            offset = item.offset
+            for number, line in enumerate(item.data.split(b"\n"), item.number):
+                flattened.append(files.Line(number, offset, line, True))
+                offset += len(line) + 1
+        assert flattened == list(files.split_lines(blocks())), f"blocks of {block} bytes"
+        assert [line.data for line in flattened if line.ended][-4:] == [None, b"v" * 40, b"end", b"more"]
