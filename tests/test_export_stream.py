@@ -87,7 +87,7 @@ def test_export_reports_a_line_over_the_cap_and_exports_the_rest(tmp_path):
     source = write_recording(tmp_path / "in.jsonl", {"target": {"command": ["srv"]}, "env": {}}, records)
     sitecustomize = tmp_path / "cap" / "sitecustomize.py"  # a small cap in the child, so the file stays small
     sitecustomize.parent.mkdir()
-    sitecustomize.write_text("import inspector.recording.files as f\nf.MAX_LINE_BYTES = 4096\n")
+    sitecustomize.write_text("import inspector.recording.format as f\nf.MAX_LINE_BYTES = 4096\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(sitecustomize.parent), str(ROOT)])}
     for fmt in ("jsonl", "md", "html"):
         out = tmp_path / f"out.{fmt}"

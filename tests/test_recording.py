@@ -18,6 +18,7 @@ from conftest import read_records, wait_for
 from factories import event, received, sent, stderr, write_deep_recording
 from inspector import __version__
 from inspector.protocol import jsonrpc
+from inspector.recording import format as limits
 from inspector.recording import files as recording
 from inspector.recording.files import (
     FORMAT, REDACTED, VERSION, RecordingError, RecordingWriter, default_path, ensure_folder, header,
@@ -248,7 +249,7 @@ def test_reader_survives_a_number_too_big_for_a_float(tmp_path):
 
 
 def test_oversized_line_is_skipped_and_the_next_one_read(tmp_path, monkeypatch):
-    monkeypatch.setattr(recording, "MAX_LINE_BYTES", 600)
+    monkeypatch.setattr(limits, "MAX_LINE_BYTES", 600)
     path = tmp_path / "a.jsonl"
     big = stderr("x" * 3000, seq=1, t=1.0)
     path.write_bytes(lines_of(HEAD) + big.to_line() + sample_records()[2].to_line())
@@ -303,7 +304,7 @@ def test_empty_file_and_unreadable_paths(tmp_path):
 
 
 def test_split_lines_numbers_offsets_and_flags_across_blocks(monkeypatch):
-    monkeypatch.setattr(recording, "MAX_LINE_BYTES", 5)
+    monkeypatch.setattr(limits, "MAX_LINE_BYTES", 5)
     data = b"ab\n\nabcde\nabcdef\nxyz\n" + b"q" * 12 + b"\nend"
     for size in (1, 2, 3, 7, len(data)):
         blocks = (data[i:i + size] for i in range(0, len(data), size))
@@ -317,7 +318,7 @@ def test_split_lines_numbers_offsets_and_flags_across_blocks(monkeypatch):
 
 def test_split_lines_never_holds_a_huge_line(monkeypatch):
     # 16 MiB with no newline, capped at 600 bytes: what is kept is about the cap plus one block, not the line.
-    monkeypatch.setattr(recording, "MAX_LINE_BYTES", 600)
+    monkeypatch.setattr(limits, "MAX_LINE_BYTES", 600)
     block = b"x" * (64 * 1024)
     tracemalloc.start()
     try:

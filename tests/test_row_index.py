@@ -11,6 +11,7 @@ import pytest
 
 from factories import event, invalid, received, sent, stderr
 from inspector.protocol import jsonrpc
+from inspector.recording import format as limits
 from inspector.recording import files, row_index, row_load, row_search
 from inspector.recording.files import RecordingWriter, read_recording
 from inspector.recording.row_index import preview
@@ -199,8 +200,8 @@ def test_runs_cut_a_file_into_the_lines_split_lines_gives(monkeypatch, tail):
     offset and bytes, however the file comes in blocks: blank lines, an oversized line in a run and across
     blocks, a long line under the cap and the lines after it (up to the end of the file), a last line without
     a newline."""
-    monkeypatch.setattr(files, "MAX_LINE_BYTES", 50)
-    monkeypatch.setattr(files, "BLOCK_BYTES", 8)  # a line over 32 bytes is long: split_lines reads it
+    monkeypatch.setattr(limits, "MAX_LINE_BYTES", 50)
+    monkeypatch.setattr(limits, "BLOCK_BYTES", 8)  # a line over 32 bytes is long: split_lines reads it
     data = b"".join([b"first\n", b"\n", b"x" * 49 + b"\n", b"y" * 51 + b"\n", b"ok\n", b"z" * 300 + b"\n",
                      b"after\n", b"   \n", b"w" * 120 + b"\n", b"v" * 40 + b"\nend\nmore\n", tail])
     for block in range(1, len(data) + 2):

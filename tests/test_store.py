@@ -10,7 +10,7 @@ import pytest
 
 from factories import event, invalid, received, sent, stderr, write_deep_recording
 from inspector.protocol import jsonrpc
-from inspector.recording import files
+from inspector.recording import format as limits
 from inspector.recording.files import RecordingWriter, read_recording
 from inspector.recording.store import Filters, Store
 
@@ -253,15 +253,16 @@ def test_since_cursor_pages_without_gaps_or_duplicates(store):
 def test_wait_wakes_on_a_new_row(store):
     store.add(stderr("x"))
     woke = threading.Event()
+    seen, signals = store.last_seq, store.signal_seq  # read here: the thread may start after "y" is added
 
     def waiter() -> None:
-        store.wait(store.last_seq, store.signal_seq, 5.0)
+        store.wait(seen, signals, 60.0)
         woke.set()
 
     thread = threading.Thread(target=waiter)
     thread.start()
     store.add(stderr("y"))
-    assert woke.wait(0.5)  # ten times below the wait's own timeout: it was woken, not timed out
+    assert woke.wait(6.0)  # ten times below the wait's own timeout: it was woken, not timed out
     thread.join()
     started = time.monotonic()
     store.wait(0, 0, 5.0)  # already newer: returns at once
@@ -337,7 +338,7 @@ def test_view_skips_too_deeply_nested_lines_like_read_recording(tmp_path):
 
 @pytest.mark.parametrize("with_header", [True, False])
 def test_view_and_read_recording_read_a_damaged_file_the_same(tmp_path, monkeypatch, with_header):
-    monkeypatch.setattr(files, "MAX_LINE_BYTES", 600)
+    monkeypatch.setattr(limits, "MAX_LINE_BYTES", 600)
     path = tmp_path / "damaged.jsonl"
     path.write_bytes(damaged(with_header))
     loaded = read_recording(path)
@@ -358,8 +359,8 @@ def test_view_and_read_recording_read_a_damaged_file_the_same(tmp_path, monkeypa
 
 
 def test_view_of_a_huge_line_without_newline_skips_it_and_search_still_works(tmp_path, monkeypatch):
-    monkeypatch.setattr(files, "MAX_LINE_BYTES", 600)
-    monkeypatch.setattr(files, "BLOCK_BYTES", 256)  # many blocks: the skip crosses block borders
+    monkeypatch.setattr(limits, "MAX_LINE_BYTES", 600)
+    monkeypatch.setattr(limits, "BLOCK_BYTES", 256)  # many blocks: the skip crosses block borders
     path = tmp_path / "huge.jsonl"
     path.write_bytes(HEAD_LINE + stderr("needle one", seq=1, t=1.0).to_line() + b"y" * 10_000 + b"\n"
                      + stderr("needle two", seq=2, t=2.0).to_line() + b"z" * 5000)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Iterator
 
-from inspector.recording import files
+from inspector.recording import format as limits  # the caps are read at call time: tests lower them
 from inspector.recording.files import RECORD_DEPTH, Line, RecordingReader, RecordingWriter, split_lines
 from inspector.recording.row_index import DIR_CODE, LEVEL_CODE, RowIndex
 from inspector.protocol.records import FROM_SERVER, TO_SERVER, Record
@@ -46,7 +46,7 @@ def load_rows(index: RowIndex, writer: RecordingWriter, reader: RecordingReader)
 def _blocks(writer: RecordingWriter) -> Iterator[bytes]:
     end, pos = writer.offset, 0
     while pos < end:
-        block = os.pread(writer._fd, min(files.BLOCK_BYTES, end - pos), pos)
+        block = os.pread(writer._fd, min(limits.BLOCK_BYTES, end - pos), pos)
         if not block:
             return
         pos += len(block)
@@ -57,8 +57,8 @@ def split_runs(blocks: Iterator[bytes]) -> Iterator[Run | Line]:
     """Cut blocks into runs of whole lines, with the numbers and offsets files.split_lines gives them. A long
     line (and a last line without a newline) comes as a Line: split_lines itself reads it, so it is held at most
     up to MAX_LINE_BYTES (beyond, skipped without being held), as every reader holds it."""
-    cap = files.MAX_LINE_BYTES
-    long_line = min(cap, 4 * files.BLOCK_BYTES)
+    cap = limits.MAX_LINE_BYTES
+    long_line = min(cap, 4 * limits.BLOCK_BYTES)
     buf, start, number = bytearray(), 0, 0
     blocks = chain(blocks, [b""])  # the empty block at the end cuts what is left after a long line
     for block in blocks:

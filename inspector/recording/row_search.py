@@ -11,7 +11,7 @@ import bisect
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
-from inspector.recording import files
+from inspector.recording import format as limits  # the caps are read at call time: tests lower them
 from inspector.recording.row_index import DIR_CODE, KIND_CODE, TIMELINE_KINDS, RowIndex
 from inspector.protocol.records import FROM_SERVER
 
@@ -159,7 +159,7 @@ def _chunk_hits(index: RowIndex, text: str, i: int, j: int) -> list[int]:
         return []  # a line holds no newline
     base = index.offset[i]
     size = index.offset[j - 1] + index.length[j - 1] - base
-    if size > files.MAX_LINE_BYTES and j - i == 1:
+    if size > limits.MAX_LINE_BYTES and j - i == 1:
         return []  # an oversized line is never held whole (the reader skips it too)
     data = index.read_at(base, size)
     if needle.isascii() and data.isascii():
