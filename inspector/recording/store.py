@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Hashable, Iterable
 
 from inspector.protocol import jsonrpc
+from inspector.protocol.bursts import Bursts
 from inspector.protocol.json import loads
 from inspector.recording.files import RECORD_DEPTH, RecordingReader, RecordingWriter
 from inspector.protocol.secrets import Masker
@@ -53,6 +54,8 @@ class Row:
     """The level of a notifications/message log row (debug ... emergency)."""
     warning: str | None = None
     """A protocol warning found on this row (set by the Problems service)."""
+    burst: int | None = None
+    """A stderr row: the seq of the first line of its burst (protocol/bursts.py), which the page shows as one row."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +113,7 @@ class Store:
         self._rows: list[Row] = []
         self._by_seq: dict[int, int] = {}
         self._pairer = Pairer()
+        self._bursts = Bursts()
         self._seq = 0
         self._signals: deque[tuple[int, Hashable]] = deque(maxlen=2000)
         self._signal_seq = 0
@@ -143,6 +147,7 @@ class Store:
         row.method = pairing.method or row.method
         row.pair_seq, row.latency_ms = pairing.pair_seq, pairing.latency_ms
         row.late, row.unmatched = pairing.late, pairing.unmatched
+        row.burst = self._bursts.observe(record.kind, record.dir, record.seq, record.t, record.text)
         if pairing.pair_seq is not None:
             request_row = self._row(pairing.pair_seq)
             if request_row is not None:
