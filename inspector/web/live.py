@@ -93,7 +93,7 @@ class LiveConnection:
         rows = self.store.newest(self.filters, DOM_ROWS, before=last + 1)
         self.cursor = last
         parts = [render_template("partials/_push_rows.html", rows=rows, swap="innerHTML",
-                                 older=bool(rows) and rows[0].seq > 1)]
+                                 older=bool(rows) and bool(self.store.newest(self.filters, 1, before=rows[0].seq)))]
         parts += self._panels(regions.PAGE_LOAD)
         self._send("".join(parts))
 
