@@ -165,3 +165,20 @@ def test_a_quiet_call_has_no_stderr(store):
     assert call_stderr(store, call) is None
     assert call_stderr(store, SimpleNamespace(id=5, state="pending", request_seq=seqs["request"],
                                               response_seq=None)) is None
+
+
+def test_a_finished_call_is_shown_again_while_the_burst_it_ended_in_goes_on():
+    from inspector.session.calls import StderrTails
+
+    shown = []
+    tails = StderrTails(shown.append)
+    call = SimpleNamespace(id=1)
+    tails.line("a line before any call ended")
+    assert shown == []
+    tails.ended(call)
+    tails.line("File ...")
+    tails.line("ValueError: boom")
+    assert shown == [call, call], "each late line of its traceback shows the result again (with the new count)"
+    for _ in range(bursts.MAX_LINES):
+        tails.line("chatter")
+    assert len(shown) == bursts.MAX_LINES, "a server that never pauses is not followed forever"
