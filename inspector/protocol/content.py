@@ -21,6 +21,8 @@ TEXT_LIMIT = 512 * 1024
 SOURCE_LIMIT = 64 * 1024
 """Characters of a refused image (SVG) shown as source text."""
 MAX_ERRORS = 50
+TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/x-yaml", "application/javascript")
+"""Types besides text/* whose blobs the page also shows as text."""
 _MIME = re.compile(r"^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$")
 
 
@@ -104,10 +106,45 @@ def _binary_view(data: str, mime: Any, url: str, uri: Any = None) -> dict:
         return {**view, "kind": "image", "src": f"data:{mime_type(mime)};base64,{data}"}
     if is_audio(mime):
         return {**view, "kind": "audio"}
-    return {**view, "kind": "download"}
+    return {**view, "kind": "download", "text": _blob_text(data, mime)}
+
+
+def _blob_text(data: str, mime: Any) -> str | None:
+    """A text blob's characters (text/*, JSON, XML...), so the page shows it as text too (page.md finding 24)."""
+    bare = mime_type(mime) or ""
+    if not (bare.startswith("text/") or bare in TEXT_TYPES):
+        return None
+    try:
+        return (decode_base64(data) or b"").decode("utf-8")[:TEXT_LIMIT]
+    except UnicodeDecodeError:  # declared text, but not UTF-8: a download only
+        return None
 
 
 def block_view(block: Any, url: str) -> dict:
+    """One ContentBlock as a view dict (see _block_view), with its `annotations` as (name, text) pairs."""
+    view = _block_view(block, url)
+    annotations = block.get("annotations") if isinstance(block, dict) else None
+    if isinstance(annotations, dict) and annotations:
+        view["annotations"] = annotation_pairs(annotations)
+    return view
+
+
+def annotation_pairs(annotations: dict) -> list[tuple[str, str]]:
+    """Content annotations as the page lists them: audience, priority and lastModified first, then any others."""
+    known = ("audience", "priority", "lastModified")
+    names = [name for name in known if name in annotations] + sorted(k for k in annotations if k not in known)
+    pairs = []
+    for name in names:
+        value = annotations[name]
+        if name == "audience" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+            text = ", ".join(value)
+        else:
+            text = value if isinstance(value, str) else pretty(value)[0]
+        pairs.append((str(name), text))
+    return pairs
+
+
+def _block_view(block: Any, url: str) -> dict:
     """One ContentBlock (tool result or prompt message content) as a view dict with a "kind".
 
     Kinds: text, image, image-refused, audio, resource_link, resource (holding `contents`, itself a view of the

@@ -20,6 +20,7 @@ from collections import OrderedDict
 from typing import Callable, NamedTuple
 
 from inspector.protocol import jsonrpc
+from inspector.protocol.bursts import Bursts
 from inspector.protocol.json import loads
 from inspector.recording.files import RECORD_DEPTH
 from inspector.protocol.records import (
@@ -91,6 +92,10 @@ class RowIndex:
         self.ids, self.pair = array("q"), array("q")  # pair: the paired row's seq, 0 for none
         self.kind, self.dir, self.level, self.origin, self.flags = (array("B") for _ in range(5))
         self.method = array("H")
+        self.burst = array("q")
+        """A stderr row: the seq of its burst's first line (protocol/bursts.py: the page shows a burst as one row);
+        0 for every other row."""
+        self.bursts = Bursts()
         self.methods = Codes(METHOD_CODES)
         self.origins = Codes(ORIGIN_CODES)
         self.warnings: dict[int, str] = {}
@@ -113,8 +118,9 @@ class RowIndex:
         if own_method == "notifications/message" and isinstance(msg.get("params"), dict):
             level = msg["params"].get("level")
         ident = msg.get("id", NO_ID) if isinstance(msg, dict) else NO_ID
+        burst = self.bursts.observe(record.kind, record.dir, record.seq, record.t, record.text)
         self._append(record.seq, record.t, message_kind(record), FROM_SERVER if record.kind == STDERR else record.dir,
-                     pairing.method or own_method, ident, level, record.origin, pairing, offset, length)
+                     pairing.method or own_method, ident, level, record.origin, pairing, offset, length, burst)
 
     def extend_notifications(self, rows: list[tuple]) -> None:
         """Index notifications read from a recording (the view's fast path, row_load.py), column by column:
@@ -133,9 +139,12 @@ class RowIndex:
         self.ids.extend(array("q", [NO_ID]) * count)
         self.pair.extend(array("q", [0]) * count)
         self.flags.extend(array("B", [0]) * count)
+        self.burst.extend(array("q", [0]) * count)
+        if DIR_CODE[TO_SERVER] in direction:  # a notification to the server ends an open stderr burst (bursts.py)
+            self.bursts.open = None
 
     def _append(self, seq: int, t: float, kind: str, direction: str | None, method: str | None, ident,
-                level, origin: str | None, pairing: Pairing, offset: int, length: int) -> None:
+                level, origin: str | None, pairing: Pairing, offset: int, length: int, burst: int | None) -> None:
         if pairing.pair_seq is not None:
             request = self.position(pairing.pair_seq)
             if request is not None:
@@ -152,6 +161,7 @@ class RowIndex:
         self.origin.append(self.origins.code(origin))
         self.pair.append(pairing.pair_seq or 0)
         self.flags.append((LATE if pairing.late else 0) | (UNMATCHED if pairing.unmatched else 0))
+        self.burst.append(burst or 0)
 
     # -- finding ----------------------------------------------------------------------------------------------
 
@@ -258,6 +268,8 @@ class Row:
     late = property(lambda self: bool(self._index.flags[self._i] & LATE))
     unmatched = property(lambda self: bool(self._index.flags[self._i] & UNMATCHED))
     preview = property(lambda self: self._index.derived(self._i).preview)
+    burst = property(lambda self: self._index.burst[self._i] or None)
+    """A stderr row: the seq of the first line of its burst (protocol/bursts.py), which the page shows as one row."""
 
     @property
     def pair_seq(self) -> int | None:

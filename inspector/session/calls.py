@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from inspector.protocol import eras
+from inspector.protocol import bursts, eras
 from inspector.client.rpc import Pending, RequestFailed
 from inspector.protocol.records import Record
 from inspector.session import changes
@@ -34,6 +34,8 @@ class Call:
     request_seq: int = 0
     request_id: int | None = None
     response_seq: int | None = None
+    ended_seq: int | None = None
+    """The newest seq when the call ended: with request_seq, the window its stderr lines are counted in."""
     elapsed_ms: float | None = None
     progress: dict | None = None
     """The latest notifications/progress for this call: {progress, total?, message?}."""
@@ -70,6 +72,8 @@ class Calls:
         """Abandon the input rounds a cancelled call waits in; True if there were any (set by the asks)."""
         self._ids = itertools.count(1)
         session.on_notification_hooks.append(self._on_notification)
+        self._tails = StderrTails(self.changed)
+        session.client.on_stderr.append(self._tails.line)
 
     def call_tool(self, name: str, arguments: Any, *, arguments_text: str | None = None,
                   timeout: float | None = None) -> Call:
@@ -86,6 +90,8 @@ class Calls:
 
         def done(pending: Pending) -> None:
             call.elapsed_ms = (time.time() - call.started) * 1000.0
+            call.response_seq = pending.response_seq or None
+            call.ended_seq = self.session.store.last_seq
             call.waiting_input = False
             if pending.failure:
                 call.state, call.message = "failed", str(pending.failure)
@@ -97,6 +103,7 @@ class Calls:
             else:
                 call.state, call.result = "result", (pending.response or {}).get("result")
             call.done.set()
+            self._tails.ended(call)
             self.changed(call)
 
         params: dict[str, Any] = {"name": name}
@@ -148,3 +155,35 @@ class Calls:
             call.version += 1
             call.changed.notify_all()
         self.session.store.signal(changes.call(call.id))
+
+
+class StderrTails:
+    """Shows a finished call again while the stderr burst it ended in goes on.
+
+    A server writes its traceback before it answers, but its stdout and stderr are read by two threads, so the
+    answer is often recorded (and the result shown) before the traceback's last lines: the result's count of
+    stderr lines must follow them. A call is followed while lines keep coming within bursts.GAP_SECONDS.
+    """
+
+    def __init__(self, changed: Callable[[Call], None]) -> None:
+        self._changed = changed
+        self._lock = threading.Lock()
+        self._followed: dict[int, tuple[Call, float, int]] = {}
+        """Call id → the call, when its last line came, how many came since it ended."""
+
+    def ended(self, call: Call) -> None:
+        with self._lock:
+            self._followed[call.id] = (call, time.monotonic(), 0)
+
+    def line(self, text: str) -> None:
+        """A stderr line was recorded."""
+        now = time.monotonic()
+        with self._lock:
+            for call_id, (call, last, lines) in list(self._followed.items()):
+                if now - last > bursts.GAP_SECONDS or lines >= bursts.MAX_LINES:
+                    del self._followed[call_id]
+                else:
+                    self._followed[call_id] = (call, now, lines + 1)
+            calls = [call for call, _, _ in self._followed.values()]
+        for call in calls:
+            self._changed(call)

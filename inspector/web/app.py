@@ -11,6 +11,7 @@ from inspector.inspector import Inspector
 from inspector.web import get_inspector, security  # noqa: F401 - get_inspector is re-exported
 from inspector.web.live import ping_seconds, register_live
 from inspector.web.present import register_filters
+from inspector.web import stderr_view
 from inspector.web.views import (
     asks, calls, config as config_views, page, panels, server, share, tasks as task_views, timeline, tools,
 )
@@ -49,6 +50,7 @@ def create_app(inspector: Inspector) -> Flask:
     app.extensions["inspector"] = inspector
     security.install(app, inspector.token)
     register_filters(app)
+    stderr_view.register(app)
     for blueprint in BLUEPRINTS:
         app.register_blueprint(blueprint)
     register_live(app, ping_seconds(os.environ))

@@ -154,11 +154,13 @@ class LiveConnection:
         if skipped:
             missed = max(0, last - self.cursor - len(rows)) if self.filters.is_default() else -1
         self.cursor = last
-        return self._rows_part(rows, "innerHTML", skipped=missed)
+        older = bool(rows) and bool(self.store.newest(self.filters, 1, before=rows[0].seq))
+        return self._rows_part(rows, "innerHTML", skipped=missed, older=older)
 
-    def _rows_part(self, rows, swap: str, skipped: int | None = None) -> str:
-        """Rows as one <hx-partial> for the timeline (swap: beforeend appends, innerHTML replaces)."""
-        return render_template("partials/_push_rows.html", rows=rows, swap=swap, skipped=skipped)
+    def _rows_part(self, rows, swap: str, skipped: int | None = None, older: bool = False) -> str:
+        """Rows as one <hx-partial> for the timeline (swap: beforeend appends, innerHTML replaces; `older`: rows
+        older than the first passing the filters exist, so "Load older rows" has something to load)."""
+        return render_template("partials/_push_rows.html", rows=rows, swap=swap, skipped=skipped, older=older)
 
     def _panels(self, changed) -> list[str]:
         parts = []

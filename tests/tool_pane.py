@@ -1,0 +1,23 @@
+"""Browser helpers for tests that open one tool in the page and call it (Playwright pages from conftest's `page`)."""
+
+from __future__ import annotations
+
+import re
+
+from conftest import wait_for
+
+
+def open_tool(page, inspector, tool: str, width: int = 1280, height: int = 800) -> None:
+    """Load the page at width × height and open `tool` in the tool pane."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.goto(inspector.url)
+    page.locator("#tools-list .tool-item", has_text=re.compile(rf"^\s*{tool}\b")).first.click()
+    page.locator("#tool-detail form").first.wait_for()
+
+
+def call_and_wait(page):
+    """Click Call and wait for the answer; the call's card."""
+    page.get_by_role("button", name="Call", exact=True).click()
+    card = page.locator("#tool-detail .call").first
+    wait_for(lambda: "state-pending" not in (card.get_attribute("class") or ""), 60, message="the call answered")
+    return card
