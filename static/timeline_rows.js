@@ -35,11 +35,14 @@
     return first ? parseInt(first.getAttribute('data-seq'), 10) : 0;
   };
 
-  function keepOlderHonest(box) {
+  function keepOlderHonest(box, fromSlot) {
     var marker = document.getElementById('no-older');
     if (marker && !marker.hasAttribute('data-seen')) {
       marker.setAttribute('data-seen', '');
-      noneBefore = firstSeq(box) || -1;
+      // A live sync swaps #older-slot just before the rows it belongs to (live.py's note comes first): the
+      // first row is the one the rows' own settle brings.
+      noneBefore = fromSlot ? -1 : (firstSeq(box) || -1);
+      if (fromSlot) return;
     } else if (!marker && noneBefore) {
       noneBefore = 0; // a sync that found older rows
     }
@@ -54,6 +57,6 @@
     var box = document.getElementById('timeline-rows');
     if (!box) return;
     if (e.target === box) mergeBursts(box);
-    if (e.target === box || e.target.id === 'older-slot') keepOlderHonest(box);
+    if (e.target === box || e.target.id === 'older-slot') keepOlderHonest(box, e.target !== box);
   });
 })();

@@ -114,7 +114,7 @@ def choose_command(loaded: Loaded, command: list[str], run_recorded: bool) -> tu
     if command:
         return command, None
     if not run_recorded:
-        raise UsageError(f"give the server command after -- (e.g. mcp-inspect replay FILE -- python server.py); "
+        raise UsageError("give the server command after -- (e.g. mcp-inspect replay FILE -- python server.py); "
                          + _recorded_hint(target, shown))
     if not valid:
         raise UsageError("the recording names no server command to run")

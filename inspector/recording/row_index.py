@@ -92,9 +92,10 @@ class RowIndex:
         self.ids, self.pair = array("q"), array("q")  # pair: the paired row's seq, 0 for none
         self.kind, self.dir, self.level, self.origin, self.flags = (array("B") for _ in range(5))
         self.method = array("H")
-        self.burst = array("q")
-        """A stderr row: the seq of its burst's first line (protocol/bursts.py: the page shows a burst as one row);
-        0 for every other row."""
+        self.burst = array("I")
+        """A stderr row: 1 + how many seqs after its burst's first line it comes (protocol/bursts.py: the page shows
+        a burst as one row); 0 for every other row. Four bytes: a burst holds at most MAX_LINES lines, each within
+        GAP_SECONDS of the last, so the distance stays far below 2**32 whatever comes between them."""
         self.bursts = Bursts()
         self.methods = Codes(METHOD_CODES)
         self.origins = Codes(ORIGIN_CODES)
@@ -139,7 +140,7 @@ class RowIndex:
         self.ids.extend(array("q", [NO_ID]) * count)
         self.pair.extend(array("q", [0]) * count)
         self.flags.extend(array("B", [0]) * count)
-        self.burst.extend(array("q", [0]) * count)
+        self.burst.extend(array("I", [0]) * count)
         if DIR_CODE[TO_SERVER] in direction:  # a notification to the server ends an open stderr burst (bursts.py)
             self.bursts.open = None
 
@@ -161,7 +162,7 @@ class RowIndex:
         self.origin.append(self.origins.code(origin))
         self.pair.append(pairing.pair_seq or 0)
         self.flags.append((LATE if pairing.late else 0) | (UNMATCHED if pairing.unmatched else 0))
-        self.burst.append(burst or 0)
+        self.burst.append(seq - burst + 1 if burst else 0)
 
     # -- finding ----------------------------------------------------------------------------------------------
 
@@ -268,7 +269,7 @@ class Row:
     late = property(lambda self: bool(self._index.flags[self._i] & LATE))
     unmatched = property(lambda self: bool(self._index.flags[self._i] & UNMATCHED))
     preview = property(lambda self: self._index.derived(self._i).preview)
-    burst = property(lambda self: self._index.burst[self._i] or None)
+    burst = property(lambda self: self.seq - self._index.burst[self._i] + 1 if self._index.burst[self._i] else None)
     """A stderr row: the seq of the first line of its burst (protocol/bursts.py), which the page shows as one row."""
 
     @property
