@@ -47,7 +47,6 @@
     if (e.key !== 'Escape' || e.target.id !== 'tool-search' || !e.target.value) return;
     e.target.value = '';
     apply();
-    e.stopPropagation(); // handled: not also "close the tool pane"
   });
 
   // A pushed or fetched list replaced the old one: filter it before it settles into view.
