@@ -52,7 +52,7 @@ def test_the_search_filters_by_name_title_and_description_and_survives_a_new_lis
     page.wait_for_function("() => { const l = document.getElementById('tools-list');"
                            " return l && !l.dataset.before && l.querySelector('.tool-item'); }", timeout=60_000)
     assert search.input_value() == "wipe"
-    assert shown_tools(page) == ["wipe"]
+    wait_for(lambda: shown_tools(page) == ["wipe"], 5, message="the new list filtered")
     # Emptied (Escape in the box), the whole list is back.
     search.press("Escape")
     assert search.input_value() == ""
