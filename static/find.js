@@ -31,6 +31,7 @@
       tools += 1;
       if (match) shown += 1;
     });
+    list.filteredFor = input.value;
     var none = byId('tool-search-none');
     if (none) {
       none.hidden = !(wanted.length && tools && !shown);
@@ -50,8 +51,15 @@
   });
 
   // A pushed or fetched list replaced the old one: filter it before it settles into view.
-  document.addEventListener('htmx:after:swap', apply);
-  document.addEventListener('htmx:after:settle', apply);
+  // Every swap fires these (a flood of timeline pushes too): only a list not yet filtered for what is typed is
+  // filtered, so the common case costs one property read.
+  function applyToNewList() {
+    var input = byId('tool-search');
+    var list = byId('tools-list');
+    if (input && list && list.filteredFor !== input.value) apply();
+  }
+  document.addEventListener('htmx:after:swap', applyToNewList);
+  document.addEventListener('htmx:after:settle', applyToNewList);
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', apply);
   else apply();
 })();
