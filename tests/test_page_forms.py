@@ -3,6 +3,10 @@ protocol/forms, then the page (a real mcp-inspect process, its HTTP routes, and 
 
 from __future__ import annotations
 
+import html as html_lib
+import json
+import re
+
 import pytest
 
 from conftest import fixture_command, records_in, wait_for, wait_tools_listed
@@ -132,7 +136,8 @@ def test_a_required_empty_string_is_flagged_before_sending(inspector):
 
 
 def test_history_shows_arguments_as_text(inspector):
-    inspector.post("/tool/call?name=echo", {"mode": "form", "f:/name": "x", "f:/city": "Zürich", "action": "call"})
+    inspector.post("/tool/call?name=echo", {"mode": "form", "f:/name": 'x" onmouseover="alert(1)',
+                                              "f:/city": "Zürich", "action": "call"})
 
     def history():
         html = inspector.request("GET", "/tool?name=echo")[2].decode()
@@ -141,6 +146,9 @@ def test_history_shows_arguments_as_text(inspector):
     html = wait_for(history, 20, message="the call in the history")
     args = html[html.index('class="h-args"'):]
     assert "Zürich" in args[:400] and "\\u00fc" not in args[:400]
+    # Text in the title attribute: its quotes are escaped, so a value cannot end the attribute.
+    title = html_lib.unescape(re.search(r'class="h-args" title="([^"]*)"', html).group(1))
+    assert json.loads(title) == {"name": 'x" onmouseover="alert(1)', "city": "Zürich"}, title
 
 
 def test_the_client_capabilities_section_stays_open_after_a_change(inspector):

@@ -263,7 +263,7 @@ def test_template_read_expands_the_variables(rich_app):
     detail = rich_app.request("GET", "/resources/template?uriTemplate=" + quote("mem://notes/{topic}{?lang}"))[2].decode()
     assert re.search(r'<label for="tv-\w+-0">topic</label>', detail)
     assert re.search(r'<label for="tv-\w+-1">lang</label>', detail)
-    assert 'hx-trigger="input changed delay:300ms"' in detail and "[" not in detail.split("hx-trigger=")[1][:40]
+    assert 'hx-trigger="focus once, input changed delay:300ms"' in detail and "[" not in detail.split("hx-trigger=")[1][:40]
 
 
 def test_prompt_get_renders_messages_by_role(rich_app):
@@ -559,7 +559,7 @@ def test_templates_alone(tmp_path):
         assert 'aria-required="true"' in html and "Get prompt" in html
         stub.server.capabilities["completions"] = {}
         html = render_template("partials/_prompt_detail.html", prompt=prompt, server=stub.server)
-        assert html.count("<datalist") == 2 and html.count('hx-trigger="input changed delay:300ms"') == 2
+        assert html.count("<datalist") == 2 and html.count('hx-trigger="focus once, input changed delay:300ms"') == 2
         html = render_template("partials/_resource_detail.html", resource={"uri": "mem://a"}, server=stub.server,
                                read=None)
         assert "Subscribe" not in html, "no resources.subscribe declared"

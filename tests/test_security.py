@@ -673,8 +673,9 @@ FORBIDDEN_IN_TEMPLATES = {
     "on* handler attribute": r"\son[a-z]+\s*=",
     "DOM HTML sinks": r"\.(innerHTML|outerHTML)\b|insertAdjacentHTML|document\.write",
     "trigger filter (needs eval)": r"hx-trigger\s*=\s*\"[^\"]*\[",
-    # tojson escapes < > & ' but not ": inside a double-quoted attribute its output ends the attribute.
-    "tojson in a double-quoted attribute": r"=\s*\"[^\"]*\|\s*tojson",
+    # tojson escapes < > & ' but not ": inside a double-quoted attribute its output ends the attribute. (tojson_text
+    # returns a plain str, which autoescape escapes like any text, quotes included.)
+    "tojson in a double-quoted attribute": r"=\s*\"[^\"]*\|\s*tojson\b",
     "hx-vals without tojson": r"hx-vals\s*=\s*'(?![^']*\|\s*tojson)[^']*\{\{",
     "inline style element": r"<style\b",
     # Jinja's urlencode leaves / and . alone: a tool named ../export became a GET of /export (row 10). Server text
