@@ -28,9 +28,10 @@ def session(page, url: str) -> None:
     page.wait_for_selector("#tools-list .tool-item")
     for name, fields in (("echo", {"text": "Zürich, 8 °C"}), ("add", {"a": "2", "b": "40"})):
         page.get_by_role("button", name=re.compile("^" + name)).click()
-        page.locator(f'.tool-detail[data-tool="{name}"]').wait_for()
+        pane = page.locator(f'.tool-detail[data-tool="{name}"]')
+        pane.wait_for()
         for label, value in fields.items():
-            page.get_by_label(re.compile(rf"^{label}\b")).first.fill(value)
+            pane.get_by_label(re.compile(rf"^{label}\b")).first.fill(value)
         page.get_by_role("button", name="Call", exact=True).click()
         page.locator(".call.state-result").wait_for()
     page.wait_for_function("() => document.querySelectorAll('#timeline-rows .row.kind-response').length >= 4")
