@@ -182,3 +182,30 @@ def test_a_finished_call_is_shown_again_while_the_burst_it_ended_in_goes_on():
     for _ in range(bursts.MAX_LINES):
         tails.line("chatter")
     assert len(shown) == bursts.MAX_LINES, "a server that never pauses is not followed forever"
+
+
+def test_a_calls_stderr_rendered_by_several_threads_at_once_counts_each_line_once():
+    """A call's card is rendered by its long poll and by each live socket at the same time: one scan at a time."""
+    import sys
+    import threading
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads inside the scan, where two scans would interleave
+    try:
+        for trial in range(200):
+            store = Store(RecordingWriter.spool())
+            request = store.add(sent(jsonrpc.request(4, "tools/call", {"name": "x"}), t=2.0)).seq
+            answer = store.add(received(jsonrpc.result_response(4, {"content": []}), t=2.01)).seq
+            for text in SDK_TRACEBACK:
+                store.add(stderr(text, t=2.02))
+            call = SimpleNamespace(id=1, state="result", request_seq=request, response_seq=answer)
+            renders = [threading.Thread(target=call_stderr, args=(store, call)) for _ in range(4)]
+            for render in renders:
+                render.start()
+            for render in renders:
+                render.join()
+            found = call_stderr(store, call)
+            store.writer.close()
+            assert (found.count, len(found.lines)) == (len(SDK_TRACEBACK),) * 2, f"trial {trial}"
+    finally:
+        sys.setswitchinterval(interval)

@@ -92,8 +92,12 @@ def test_every_badge_has_aa_contrast_in_both_themes(browser, badges_page, scheme
         classes = " ".join(b["cls"] for b in shown)
         for kind in ("ro", "destructive", "idem", "open", "closed", "advice", "k-request", "k-response",
                      "k-notification", "k-error", "k-invalid", "k-stderr", "k-event", "flag-late", "flag-warning",
-                     "log-level"):
+                     "level-badge"):
             assert kind in classes.split(), f"no {kind} badge on the page to check"
+        # A log row's level is its own badge in the kind cell (templates/partials/_row.html), one colour per level:
+        # each level the fixture logs is checked.
+        levels = {b["text"] for b in shown if "level-badge" in b["cls"].split()}
+        assert levels >= {"debug", "info", "warning", "error"}, f"level badges on the page: {sorted(levels)}"
         bad = low_contrast(page)
         assert not bad, "\n".join(bad)
         # The same rows opened, hovered and targeted by a pair link.

@@ -217,3 +217,41 @@ def test_runs_cut_a_file_into_the_lines_split_lines_gives(monkeypatch, tail):
                 offset += len(line) + 1
         assert flattened == list(files.split_lines(blocks())), f"blocks of {block} bytes"
         assert [line.data for line in flattened if line.ended][-4:] == [None, b"v" * 40, b"end", b"more"]
+
+
+def test_a_row_read_without_the_lock_while_rows_are_added_is_whole():
+    """Readers take no lock (store.row, rows, seqs_of_kind): a row must exist only once every column holds it."""
+    import sys
+    import threading
+
+    store = Store(RecordingWriter.spool())
+    adding, errors, reads = True, [], [0]
+
+    def read() -> None:
+        while adding:
+            reads[0] += 1
+            rows = store.rows()
+            try:
+                if len(rows):
+                    row = rows[-1]
+                    assert (row.kind, row.burst, row.level, row.pair_seq, row.t) is not None
+                if reads[0] % 50 == 0:  # a scan of the whole kind column: not at every read
+                    store.seqs_of_kind("stderr")
+            except Exception as exc:  # noqa: BLE001 - any failure of a read is the defect
+                errors.append(repr(exc))
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads between any two appends, so a half-added row would be seen
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        i = 0
+        while (reads[0] < 3000 or i < 20000) and reader.is_alive():  # adds while the reader reads, however the threads are run
+            i += 1
+            store.add(stderr(f"line {i}", t=float(i)))
+    finally:
+        adding = False
+        reader.join()
+        sys.setswitchinterval(interval)
+        store.writer.close()
+    assert errors == []

@@ -7,7 +7,8 @@ What a row shows beyond that (the preview, an id that is not an integer) is read
 
 To add a per-row value: one more array in `RowIndex.__init__` (a column), one append in `_append`, one extend
 in `extend_notifications` (view's fast path: every column must grow by one per row there too), one property on
-`Row`. Keep values numeric (a seq, a code): a str or an object per row is what this module exists to avoid.
+`Row`; in both, before the seq column, which grows last (readers take no lock: a row exists once its seq does).
+Keep values numeric (a seq, a code): a str or an object per row is what this module exists to avoid.
 """
 
 from __future__ import annotations
@@ -128,7 +129,6 @@ class RowIndex:
         rows of (seq, t, offset, length, dir code, method code, level code, origin code); no id, no pairing."""
         count = len(rows)
         seq, t, offset, length, direction, method, level, origin = zip(*rows)
-        self.seq.extend(seq)
         self.t.extend(t)
         self.offset.extend(offset)
         self.length.extend(length)
@@ -141,6 +141,7 @@ class RowIndex:
         self.pair.extend(array("q", [0]) * count)
         self.flags.extend(array("B", [0]) * count)
         self.burst.extend(array("I", [0]) * count)
+        self.seq.extend(seq)  # last: the rows exist (len, position) once every column holds them
         if DIR_CODE[TO_SERVER] in direction:  # a notification to the server ends an open stderr burst (bursts.py)
             self.bursts.open = None
 
@@ -150,7 +151,6 @@ class RowIndex:
             request = self.position(pairing.pair_seq)
             if request is not None:
                 self.pair[request] = seq
-        self.seq.append(seq)
         self.t.append(t)
         self.offset.append(offset)
         self.length.append(length)
@@ -163,6 +163,9 @@ class RowIndex:
         self.pair.append(pairing.pair_seq or 0)
         self.flags.append((LATE if pairing.late else 0) | (UNMATCHED if pairing.unmatched else 0))
         self.burst.append(seq - burst + 1 if burst else 0)
+        # Last: readers take no lock, and the seq column is what makes a row exist (len, position), so a row is
+        # never seen before every one of its columns holds it.
+        self.seq.append(seq)
 
     # -- finding ----------------------------------------------------------------------------------------------
 
@@ -190,11 +193,12 @@ class RowIndex:
 
     def seqs_of_kind(self, kind: str) -> list[int]:
         """The seqs of every row of one kind, found in C (a byte search of the kind column)."""
+        n = len(self.seq)  # first: the kind column may already hold a row whose seq is not appended yet
         column, code, out = self.kind.tobytes(), bytes([KIND_CODE[kind]]), []
-        i = column.find(code)
+        i = column.find(code, 0, n)
         while i >= 0:
             out.append(self.seq[i])
-            i = column.find(code, i + 1)
+            i = column.find(code, i + 1, n)
         return out
 
     # -- read back from the file ------------------------------------------------------------------------------

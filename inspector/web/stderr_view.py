@@ -112,6 +112,9 @@ class CallStderr:
     open_head: int | None = None
     """The burst still open at the end of the call's window, whose later lines count too."""
     closed: bool = False
+    scanning: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    """Held while rows are read into it: a call's card is rendered by several threads at once (its long poll, each
+    live socket), and two scans of the same rows would count them twice."""
 
     @property
     def headline(self) -> str:
@@ -138,7 +141,8 @@ def call_stderr(store, call) -> CallStderr | None:
             found = per_store[call.id] = CallStderr(scanned=start)
             while len(per_store) > CALLS_CACHED:
                 per_store.popitem(last=False)
-    _extend(store, found, end)
+    with found.scanning:
+        _extend(store, found, end)
     return found if found.count else None
 
 

@@ -89,7 +89,10 @@ def _call_records(store, seq: int) -> list:
     """The records one call's report needs: the last handshake before it, the request, the stderr written while
     it was open (at most STDERR_KEPT) and its answer."""
     row = store.row(seq)
-    request = row if row is not None and row.kind == "request" else store.row(row.pair_seq) if row else None
+    if row is None:
+        return []
+    # Only a request or its answer has a pair; a stderr line, an event or a notification has none (pair_seq None).
+    request = row if row.kind == "request" else store.row(row.pair_seq) if row.pair_seq is not None else None
     if request is None or request.kind != "request":
         return []
     end = request.pair_seq or store.last_seq + 1
