@@ -80,8 +80,9 @@ def run(tree: Path, floods: int, count: int, folder: Path) -> list[float]:
         port, token = re.search(r":(\d+)/\?token=(.+)$", url).groups()
         headers = {"Cookie": f"mcp_inspect_{port}={token}", "HX-Request": "true",
                    "Origin": f"http://127.0.0.1:{port}", "Content-Type": "application/x-www-form-urlencoded"}
-        tools = Recording(record, b'"tools":[')
-        wait_until(lambda: tools.count() > 0, 60, "the tools list")
+        # the server's line is recorded as it came (with its own spacing) or re-encoded compactly: look for both
+        tools = [Recording(record, b'"tools":['), Recording(record, b'"tools": [')]
+        wait_until(lambda: sum(marker.count() for marker in tools) > 0, 60, "the tools list")
         results = Recording(record, f"flooded {count}".encode())
         rss = [rss_mib(proc.pid)]
         for done in range(1, floods + 1):

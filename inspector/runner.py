@@ -141,9 +141,11 @@ def run(config: Config) -> int:
         return 2
     token = secrets.token_urlsafe(32)
     url = print_url(config, sock.getsockname()[1], token)
+    from inspector.recording.heap import keep_large_blocks_mapped
     from inspector.recording.store import Store
     from inspector.web.app import create_app  # Flask is imported only when the page is really served
 
+    keep_large_blocks_mapped()  # the row index grows for the whole run: its arrays must not fragment the heap
     inspector = build(config, Store(writer), token=token)
     server = serve_on(sock, create_app(inspector), config.host)
     begin(inspector, server.socket.getsockname()[1])
@@ -265,7 +267,10 @@ def serve_until_stopped(server: BaseWSGIServer, config: Config, url: str, on_rea
 
 def run_view(config: Config) -> int:
     """`mcp-inspect view FILE`: the recording's timeline in the page, read-only; nothing is run or sent."""
+    from inspector.recording.heap import keep_large_blocks_mapped
     from inspector.recording.store import Store
+
+    keep_large_blocks_mapped()  # opening a big recording grows the row index's arrays as a flood does
 
     try:
         recording = RecordingWriter.open_existing(config.view)
