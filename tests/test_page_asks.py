@@ -45,8 +45,8 @@ def test_a_sampling_request_from_a_scrolled_tool_list_is_in_sight(browser, inspe
         page.goto(inspector.url)
         # The user scrolls the tool list down to the tool, then opens it. Below 1200 px the sidebar then steps
         # aside for the tool pane (static/layout.css), so its scroll is looked at before, where it is the premise.
-        page.locator("#tools-list .tool-item").filter(has=page.locator(".tool-name", has_text="sample")).first \
-            .scroll_into_view_if_needed()
+        # (hover, not scroll_into_view_if_needed: like click, it waits out a tool list re-rendered under it)
+        page.locator("#tools-list .tool-item").filter(has=page.locator(".tool-name", has_text="sample")).first.hover()
         scrolled = "() => document.querySelector('.sidebar').scrollTop > 0 || document.scrollingElement.scrollTop > 0"
         assert page.evaluate(scrolled), "the tool list was scrolled down"
         open_tool(page, "sample")
