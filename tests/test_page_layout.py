@@ -49,12 +49,17 @@ def open_page(browser, inspector):
 
 
 def open_tool_and_call(page, name: str = "misc"):
-    """Pick a tool in the sidebar and call it; wait until its response row (the one with a latency) is shown."""
+    """Pick a tool in the sidebar and call it; wait until its response row (the one with a latency) is shown.
+
+    The pane opens with the tool's latest call (an earlier test's, on this module's server): only a result card of
+    a new call means the Call's answer, the pane it re-renders, has been swapped in."""
     page.get_by_role("button", name=re.compile("^" + name)).click()
     page.locator(f'.tool-detail[data-tool="{name}"]').wait_for()
     before = page.locator("#timeline-rows .row.kind-response").count()
+    earlier = page.evaluate("() => [...document.querySelectorAll('#tool-detail .call')].map(c => c.id)")
     page.get_by_role("button", name="Call", exact=True).click()
-    page.locator(".call.state-result").wait_for()
+    page.wait_for_function("earlier => [...document.querySelectorAll('#tool-detail .call.state-result')]"
+                           ".some(c => !earlier.includes(c.id))", arg=earlier)
     page.wait_for_function(f"() => document.querySelectorAll('#timeline-rows .row.kind-response').length > {before}")
 
 
