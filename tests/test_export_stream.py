@@ -112,9 +112,12 @@ def test_a_line_the_first_pass_did_not_see_is_screened_in_the_second():
     assert masked is not None and "abcdefgh12345678" not in json.dumps(masked) and found
 
 
-def test_the_screen_finds_in_one_scan_the_lines_it_suspects_one_by_one():
-    """Export's first pass screens a run of whole lines at once; it must pick out exactly the lines `suspect` picks."""
-    rules = Rules.build(literals=[SECRET])
+@pytest.mark.parametrize("literals", [[SECRET], []])
+@pytest.mark.parametrize("repeats", [1, 8])
+def test_the_screen_finds_in_one_scan_the_lines_it_suspects_one_by_one(literals, repeats):
+    """Export's first pass screens a run of whole lines at once; it must pick out exactly the lines `suspect` picks
+    (also when the lines repeat with other numbers, as a flood's do, and each distinct shape is searched once)."""
+    rules = Rules.build(literals=literals)
     screen = Screen(rules)
     values = [*SECRETS, *ORDINARY, {"text": "ordinary words and a run notifications/message-ok"},
               {"text": "a run that is base64 of text: " + base64.b64encode(b"plain text, nothing secret").decode()},
@@ -122,6 +125,7 @@ def test_the_screen_finds_in_one_scan_the_lines_it_suspects_one_by_one():
     lines = [json.dumps(value, separators=separators, ensure_ascii=ascii).encode()
              for separators in ((",", ":"), (", ", ": ")) for ascii in (True, False) for value in values]
     lines += [b"", b"not json at all", "caf\u00e9".encode()]
+    lines = [line.replace(b"7", str(copy).encode()) for copy in range(repeats) for line in lines]
     expected = [index for index, line in enumerate(lines) if screen.suspect(line)]
     assert 0 < len(expected) < len(lines)
     assert screen.suspect_lines(b"\n".join(lines)) == expected

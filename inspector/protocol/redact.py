@@ -169,6 +169,7 @@ def _b64_text(run: str) -> str | None:
 
 _BINARY = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
 _NON_ASCII = re.compile(rb"[\x80-\xff]+")
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _RUN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
 assert re.fullmatch(BASE64_RUN.pattern.encode("ascii"), _RUN_CHARS)
 _RUN_MARKS = bytes(0x61 if byte in _RUN_CHARS else 0x20 for byte in range(256))
@@ -280,6 +281,7 @@ class Screen:
         # event, because its detail.command has --token-style options masked by position, not by shape.
         self._needles = re.compile(b"|".join([rb"[\\%\x7f-\xff]", *(re.escape(n) for n in needed)]))
         self._literal_needles = [b"\\", b"%", b"\x7f", *needed]
+        self._digit_free = not any(byte in b"0123456789" for needle in needed for byte in needle)
         """The same needles for bytes.find, which scans a long text many times faster than the alternation."""
         self._base64 = re.compile(BASE64_RUN.pattern.encode("ascii"))
         self._text_runs: dict[bytes, bool] = {}
@@ -297,7 +299,30 @@ class Screen:
         holds a newline, so each match lies within one line and is found as the line's own scan finds it."""
         if self.everything:
             return list(range(lines.count(b"\n") + 1))
-        lowered, positions = lines.lower(), []
+        lowered = lines.lower()
+        indices = self._lines_with_needles(lowered)
+        positions = [pos for pos, run in _base64_runs(lines) if self._decodes(run)]
+        if not positions:
+            return indices
+        indices += self._line_indices(lines, positions)
+        return sorted(set(indices))
+
+    def _lines_with_needles(self, lowered: bytes) -> list[int]:
+        """The indices of the lines holding a needle. Recordings repeat themselves (a flood's lines differ in their
+        numbers only), and no needle holds a digit: so each distinct line, its digits made 0, is searched once."""
+        if not self._digit_free:
+            return self._line_indices(lowered, self._needle_positions(lowered))
+        normal = lowered.translate(_DIGITS_AS_ZERO).split(b"\n")
+        distinct = list(dict.fromkeys(normal))
+        if len(distinct) * 4 > len(normal):  # not repetitive enough to gain: search the lines as they are
+            return self._line_indices(lowered, self._needle_positions(lowered))
+        joined = b"\n".join(distinct)
+        suspect = {distinct[i] for i in self._line_indices(joined, self._needle_positions(joined))}
+        return [index for index, line in enumerate(normal) if line in suspect] if suspect else []
+
+    def _needle_positions(self, lowered: bytes) -> list[int]:
+        """A position of a needle in each line holding one (at least), in lowered text."""
+        positions = []
         for needle in self._literal_needles:
             pos = lowered.find(needle)
             while pos >= 0:
@@ -306,11 +331,15 @@ class Screen:
                 pos = -1 if pos < 0 else lowered.find(needle, pos + 1)
         if not lowered.isascii():
             positions += [m.start() for m in _NON_ASCII.finditer(lowered)]
-        positions += [pos for pos, run in _base64_runs(lines) if self._decodes(run)]
+        return positions
+
+    @staticmethod
+    def _line_indices(text: bytes, positions: list[int]) -> list[int]:
+        """The (0-based, ascending, distinct) indices of the lines of text that hold these positions."""
         indices: list[int] = []
         index = last = 0
         for pos in sorted(positions):
-            index, last = index + lines.count(b"\n", last, pos), pos
+            index, last = index + text.count(b"\n", last, pos), pos
             if not indices or indices[-1] != index:
                 indices.append(index)
         return indices
