@@ -110,3 +110,51 @@ def test_a_line_the_first_pass_did_not_see_is_screened_in_the_second():
     leaking = result_text(2, "Authorization: Bearer abcdefgh12345678")
     masked, found = masking.record(from_dict(leaking), json.dumps(leaking).encode(), 3)
     assert masked is not None and "abcdefgh12345678" not in json.dumps(masked) and found
+
+
+@pytest.mark.parametrize("literals", [[SECRET], []])
+@pytest.mark.parametrize("repeats", [1, 8])
+def test_the_screen_finds_in_one_scan_the_lines_it_suspects_one_by_one(literals, repeats):
+    """Export's first pass screens a run of whole lines at once; it must pick out exactly the lines `suspect` picks
+    (also when the lines repeat with other numbers, as a flood's do, and each distinct shape is searched once)."""
+    rules = Rules.build(literals=literals)
+    screen = Screen(rules)
+    values = [*SECRETS, *ORDINARY, {"text": "ordinary words and a run notifications/message-ok"},
+              {"text": "a run that is base64 of text: " + base64.b64encode(b"plain text, nothing secret").decode()},
+              {"text": "padded " + base64.b64encode(b"plain text!").decode() + "== and more"}]
+    lines = [json.dumps(value, separators=separators, ensure_ascii=ascii).encode()
+             for separators in ((",", ":"), (", ", ": ")) for ascii in (True, False) for value in values]
+    lines += [b"", b"not json at all", "caf\u00e9".encode()]
+    lines = [line.replace(b"7", str(copy).encode()) for copy in range(repeats) for line in lines]
+    expected = [index for index, line in enumerate(lines) if screen.suspect(line)]
+    assert 0 < len(expected) < len(lines)
+    assert screen.suspect_lines(b"\n".join(lines)) == expected
+
+
+@pytest.mark.parametrize("not_utf8", [b"", b"\xff\xfe"])
+def test_export_copies_skips_and_reports_lines_as_the_one_reader_does(tmp_path, not_utf8):
+    """The export checks most lines without the reader (no Record made); what it keeps, copies and reports must
+    still be exactly what read_recording keeps and reports (with a line that is not UTF-8, lines near it go through
+    the reader)."""
+    from inspector.recording.files import read_recording
+    good = [json.dumps(message(seq, "from_server", ORDINARY[0])).encode() for seq in range(1, 8)]
+    lines = [json.dumps({"kind": "header", "format": "mcp-inspect-recording", "version": 1, "env": {},
+                         "target": {"command": ["srv"]}}).encode(),
+             good[0], b"", good[1], b"{not json", good[1], b'{"seq": 9, "kind": "message"}', good[2] + b"  ",
+             good[3] + b" {}", not_utf8 + good[4], good[5].replace(b'"t": 6.0', b'"t": 1e999'),
+             json.dumps(message(8, "from_server", {"jsonrpc": "2.0", "method": "caf\u00e9"}),
+                        ensure_ascii=False).encode(),
+             b"[" * 200 + b"]" * 200, good[6].replace(b'"seq": 7', b'"seq": 9'),
+             json.dumps(message(12, "from_server", ORDINARY[0]))[:-5].encode()]
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"\n".join(lines))  # the last line has no newline: cut off
+    loaded = read_recording(source)
+    out = tmp_path / "out.jsonl"
+    result = mcp(["export", str(source), "-o", str(out)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    warnings = [line.removeprefix("mcp-inspect: warning: ") for line in result.stderr.splitlines() if "warning" in line]
+    assert warnings == loaded.problems and len(warnings) == 6 + bool(not_utf8), result.stderr
+    exported = out.read_bytes().splitlines()[1:]
+    kept = [1, 2, 3, *([] if not_utf8 else [5]), 6, 8, 9]
+    assert [json.loads(line)["seq"] for line in exported] == [r.seq for r in loaded.records] == kept
+    assert exported[:3] == [good[0], good[1], good[2] + b"  "] and exported[-1] == lines[-2]

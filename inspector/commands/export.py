@@ -8,6 +8,7 @@ page's Export button uses too.
 
 from __future__ import annotations
 
+import json.scanner
 import sys
 from itertools import chain
 from pathlib import Path
@@ -15,11 +16,13 @@ from typing import Callable, Iterable, Iterator
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.redact import Rules
-from inspector.protocol.records import Record
+from inspector.protocol.records import Record, RecordError, record_fields
 from inspector.recording.export import Masking, in_selection, parse_selection, redact_recording
 from inspector.recording.files import (
-    BLOCK_BYTES, RecordingError, RecordingReader, RecordingWriter, Line, file_lines, stream_recording,
+    BLOCK_BYTES, RECORD_DEPTH, RecordingError, RecordingReader, RecordingWriter, Line, stream_recording,
 )
+from inspector.recording.reading import file_blocks
+from inspector.recording.row_load import Run, split_runs
 from inspector.recording.reports.formats import REPORTS
 from inspector.commands.common import Parser, UsageError, fail
 
@@ -73,7 +76,7 @@ def export_main(argv: list[str]) -> int:
             if masking is None:
                 return _no_header(args.file)
             head, findings = masking.header(masking.head)
-            lines = _masked_lines(stream_recording(args.file, reader), masking, picked, findings)
+            lines = _exported(args.file, reader, masking, picked if ranges else None, findings)
             what = f"{_write(args.output, chain([jsonrpc.encode(head)], lines)) - 1} records"
             problems = reader.finish()
         else:  # a report is made from the whole recording
@@ -107,40 +110,107 @@ def _no_header(path: str) -> int:
 
 
 def _learn(path: str, masking: Masking) -> Masking | None:
-    """The first pass: what the header and every line teach `masking` (only lines the Screen suspects are decoded).
-    Returns it ready to mask, its `head` set, or None when the file has no header. Raises RecordingError."""
+    """The first pass: what the header and every line teach `masking` (only lines the Screen suspects are decoded;
+    it screens runs of whole lines at a time). Returns it ready to mask, its `head` set, or None when the file has
+    no header. Raises RecordingError."""
     reader = RecordingReader()
-    for line in file_lines(path):
-        if line.number == 1:
-            masking.head = reader.feed(line)  # raises RecordingError for another format or a newer version
-            if reader.header is None:
-                return None
-            masking.learn_header(reader.header)
-        elif line.data is not None and line.ended:  # a cut-off last line may be whole by the second pass
-            masking.learn_line(line.number, line.data)
+    for item in split_runs(file_blocks(path)):
+        if isinstance(item, Run) and item.number == 1:  # the header is the reader's alone
+            first, newline, rest = item.data.partition(b"\n")
+            item = [Line(1, item.offset, first, True)] + ([Run(2, item.offset + len(first) + 1, rest)] if newline else [])
+        for piece in item if isinstance(item, list) else [item]:
+            if isinstance(piece, Run):
+                masking.learn_run(piece.number, piece.data)
+            elif piece.number == 1:
+                masking.head = reader.feed(piece)  # raises RecordingError for another format or a newer version
+                if reader.header is None:
+                    return None
+                masking.learn_header(reader.header)
+            elif piece.data is not None and piece.ended:  # a cut-off last line may be whole by the second pass
+                masking.learn_line(piece.number, piece.data)
     masking.learned_all()
     return masking
 
 
-def _masked_lines(items: Iterator[tuple[Line, dict | Record]], masking: Masking, picked: Callable[[int], bool],
-                  findings: list) -> Iterator[bytes]:
-    """Each picked record's line: copied as read when the Screen clears it, else masked and encoded anew."""
-    for line, record in items:
-        if isinstance(record, Record) and picked(record.seq):
-            masked, found = masking.record(record, line.data, line.number)
-            findings += found
-            yield line.data + b"\n" if masked is None else jsonrpc.encode(masked)
+def _exported(path: str, reader: RecordingReader, masking: Masking, picked: Callable[[int], bool] | None,
+              findings: list) -> Iterator[bytes]:
+    """The second pass: each picked record's line, copied as read when the Screen clears it, else masked and
+    encoded anew; runs of clear lines are copied as one slice of the file's bytes."""
+    for item in split_runs(file_blocks(path)):
+        if isinstance(item, Line):
+            yield from _masked_line(item, reader, masking, picked, findings)
+        else:
+            yield from _run(item, reader, masking, picked, findings)
+
+
+def _run(run: Run, reader: RecordingReader, masking: Masking, picked: Callable[[int], bool] | None,
+         findings: list) -> Iterator[bytes]:
+    """A run of whole lines. A clear line that is exactly one JSON value passing from_dict's checks, with a seq
+    that increases, is what the reader would keep as it is: it is checked from the decoded run (no Record made)
+    and copied. Every other line (the header, a suspect one, one the reader may skip) goes through the reader."""
+    data, number = run.data, run.number
+    suspects = masking.suspects_in(number, data)
+    try:
+        text = data.decode("utf-8")  # the reader decodes each line as strict UTF-8 too
+    except UnicodeDecodeError:
+        text = None  # the reader says which line is not
+    copied = pos = tpos = 0  # the run's bytes from `copied` on are not yet given; pos, tpos: this line's start
+    find, scan, last_seq = (text.find if text is not None else None), _SCAN, reader.last_seq
+    for line in data.split(b"\n"):
+        end = pos + len(line)
+        seq = None
+        if find is not None:
+            tend = find("\n", tpos)
+            if number not in suspects and number != 1 and line.count(b"{") + line.count(b"[") <= RECORD_DEPTH:
+                try:  # one call per line, in one loop: a 100,000-line export makes every call count
+                    value, stop = scan(text, tpos)
+                    if stop == tend or (tend < 0 and stop == len(text)):
+                        seq = record_fields(value)[1]
+                        seq = seq if seq > last_seq else None
+                except (StopIteration, ValueError, RecursionError, RecordError):
+                    seq = None
+            tpos = tend + 1
+        if seq is not None:
+            last_seq = seq
+            if picked is None or picked(seq):
+                pos, number = end + 1, number + 1
+                continue
+        if pos > copied:
+            yield data[copied:pos]
+        copied = end + 1
+        if seq is None:
+            reader.last_seq = last_seq
+            yield from _masked_line(Line(number, run.offset + pos, line, True), reader, masking, picked, findings)
+            last_seq = reader.last_seq
+        pos, number = end + 1, number + 1
+    reader.last_seq = last_seq
+    if copied <= len(data):
+        yield data[copied:] + b"\n"
+
+
+def _masked_line(line: Line, reader: RecordingReader, masking: Masking, picked: Callable[[int], bool] | None,
+                 findings: list) -> Iterator[bytes]:
+    """One line through the reader: its record's line copied when the Screen clears it, else masked anew."""
+    record = reader.feed(line)
+    if isinstance(record, Record) and (picked is None or picked(record.seq)):
+        masked, found = masking.record(record, line.data, line.number)
+        findings += found
+        yield line.data + b"\n" if masked is None else jsonrpc.encode(masked)
+
+
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())
+"""json's C scanner: (value, end) for the value at a position of a text, without json.loads' wrapper per call."""
 
 
 def _write(output: str, lines: Iterable[bytes]) -> int:
     """Write to stdout (-) or a new file, created exclusively with mode 0600 like every recording, about a megabyte
-    per write; return how many items were written."""
+    per write; return how many lines were written (each item is whole lines)."""
     count, block, size = 0, [], 0
     writer = None if output == "-" else RecordingWriter.create(Path(output), unique=False)
     write = sys.stdout.buffer.write if writer is None else writer.write_lines
     try:
         for line in lines:
-            count += 1
+            count += line.count(b"\n")
             block.append(line)
             size += len(line)
             if size >= BLOCK_BYTES:

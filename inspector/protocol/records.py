@@ -200,6 +200,19 @@ _UNSAFE_RAW = re.compile(b"[\r\x7f]|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]")
 
 def from_dict(obj: Any) -> Record:
     """Rebuild a Record from its JSON form; raises RecordError on wrong shapes."""
+    kind, seq, t = record_fields(obj)
+    direction, detail, follows = obj.get("dir"), obj.get("detail", {}), obj.get("follows")
+    return Record(kind=kind, seq=seq, t=t, dir=direction, msg=obj.get("msg"),
+                  text=_str_or_none(obj.get("text")), raw=_str_or_none(obj.get("raw")),
+                  error=_str_or_none(obj.get("error")), event=obj.get("event"),
+                  detail=detail if kind == EVENT else {}, origin=_str_or_none(obj.get("origin")),
+                  follows=follows if isinstance(follows, int) and not isinstance(follows, bool) else None,
+                  http=obj.get("http") if isinstance(obj.get("http"), dict) else None)
+
+
+def record_fields(obj: Any) -> tuple[str, int, float]:
+    """from_dict's checks without building the Record (export copies a line that passes them as it is): the
+    record's kind, seq and t; raises RecordError on wrong shapes."""
     if not isinstance(obj, dict):
         raise RecordError("a record must be a JSON object")
     kind = obj.get("kind")
@@ -218,15 +231,9 @@ def from_dict(obj: Any) -> Record:
     if kind in (MESSAGE, INVALID) and direction not in DIRECTIONS:
         raise RecordError(f"dir must be one of {DIRECTIONS}")
     detail = obj.get("detail", {})
-    follows = obj.get("follows")
     if kind == EVENT and (not isinstance(obj.get("event"), str) or not isinstance(detail, dict)):
         raise RecordError("an event needs a string event and an object detail")
-    return Record(kind=kind, seq=seq, t=t, dir=direction, msg=obj.get("msg"),
-                  text=_str_or_none(obj.get("text")), raw=_str_or_none(obj.get("raw")),
-                  error=_str_or_none(obj.get("error")), event=obj.get("event"),
-                  detail=detail if kind == EVENT else {}, origin=_str_or_none(obj.get("origin")),
-                  follows=follows if isinstance(follows, int) and not isinstance(follows, bool) else None,
-                  http=obj.get("http") if isinstance(obj.get("http"), dict) else None)
+    return kind, seq, t
 
 
 def _str_or_none(value: Any) -> str | None:

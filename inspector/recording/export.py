@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Container, Iterable, Sequence
 
 from inspector.protocol.records import Record
 from inspector.protocol.redact import Finding, Rules, Screen, redact_argv, redact_value, secrets_under_keys
@@ -100,6 +100,25 @@ class Masking:
                 self._learned += secrets_under_keys(loads(line.decode("utf-8"), RECORD_DEPTH), self.rules)
             except ValueError:
                 pass
+
+    def learn_run(self, number: int, lines: bytes) -> None:
+        """`learn_line` for whole lines joined by newlines, the first numbered `number`, screened in one scan."""
+        suspects = self.screen.suspect_lines(lines)
+        if suspects:
+            split = lines.split(b"\n")
+            for index in suspects:
+                self.learn_line(number + index, split[index])
+        self._screened = number + lines.count(b"\n")
+
+    def suspects_in(self, number: int, lines: bytes) -> Container[int]:
+        """The numbers of the lines that `record` would not find clear among whole lines joined by newlines, the
+        first numbered `number`: the first pass's verdicts where it saw them, else one scan of the lines."""
+        if self._suspects is not None and number + lines.count(b"\n") <= self._screened:
+            return self._suspects
+        found = {number + index for index in self.screen.suspect_lines(lines)}
+        if self._suspects is None:
+            return found
+        return {n for n in found if n > self._screened} | {n for n in self._suspects if n >= number}
 
     def learned_all(self) -> None:
         """Everything was learned from: mask with what it taught (a new secret needs a new look at every line)."""

@@ -50,13 +50,18 @@ def stream_recording(path: Path | str, reader: RecordingReader) -> Iterator[tupl
 
 def file_lines(path: Path | str) -> Iterator[Line]:
     """A file's Lines (split_lines), read block by block; raises RecordingError when it cannot be opened."""
+    yield from split_lines(file_blocks(path))
+
+
+def file_blocks(path: Path | str) -> Iterator[bytes]:
+    """A file's bytes, BLOCK_BYTES at a time; raises RecordingError when it cannot be opened."""
     path = Path(path)
     try:
         handle = open(path, "rb")
     except OSError as exc:
         raise RecordingError(f"cannot open {path}: {exc.strerror}") from None
     with handle:
-        yield from split_lines(iter(lambda: handle.read(limits.BLOCK_BYTES), b""))
+        yield from iter(lambda: handle.read(limits.BLOCK_BYTES), b"")
 
 
 class Line(NamedTuple):
