@@ -530,6 +530,27 @@
   }
   document.addEventListener('DOMContentLoaded', pollPendingCalls);
 
+  // A pending call's card is re-rendered with each progress step (pushed and long-polled), so its
+  // Cancel button can be replaced between the press and the release: the browser then sends the
+  // click to neither button and the cancel is lost. A press on Cancel is remembered; if its button
+  // is gone by the release, the cancel is sent from here.
+  var cancelPressed = null;
+  document.addEventListener('pointerdown', function (e) {
+    var btn = e.target.closest && e.target.closest('.cancel-call');
+    cancelPressed = btn && btn.getAttribute('hx-post') ? btn : null;
+  }, true);
+  document.addEventListener('pointerup', function () {
+    var btn = cancelPressed;
+    cancelPressed = null;
+    if (!btn || btn.isConnected || !window.htmx) return;
+    var url = btn.getAttribute('hx-post');
+    var card = /^\/calls\/(\d+)\/cancel$/.exec(url || '');
+    var target = card && byId('call-' + card[1]);
+    if (target && target.classList.contains('state-pending')) {
+      htmx.ajax('POST', url, { target: '#' + target.id, swap: 'outerHTML' });
+    }
+  }, true);
+
   // ---- copy JSON -----------------------------------------------------------------------------
   function copyText(text) {
     if (navigator.clipboard && window.isSecureContext) {

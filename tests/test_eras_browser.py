@@ -49,10 +49,12 @@ def call_tool(page, inspector, name: str, fields: dict[str, str] | None = None):
     open_tool(page, inspector, name)
     for key, value in (fields or {}).items():
         page.locator(f'.tool-detail [name="f:/{key}"]').fill(value)
+    # An opened tool shows its latest call: wait for the card of a call that was not there before the click.
+    before = page.evaluate("() => Array.from(document.querySelectorAll('#tool-result .call'), c => c.id)")
     page.get_by_role("button", name="Call", exact=True).click()
-    call = page.locator("#tool-result .call")
-    call.wait_for()
-    return page.locator(f"#{call.get_attribute('id')}")
+    handle = page.wait_for_function("ids => { const c = document.querySelector('#tool-result .call');"
+                                    " return c && !ids.includes(c.id) ? c.id : null; }", arg=before)
+    return page.locator(f"#{handle.json_value()}")
 
 
 def check_chain(page, inspector, tool: str) -> dict:
@@ -183,3 +185,24 @@ def test_progress_bar_moves_and_cancel_stops_the_server(page, inspector):
         assert request["msg"]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
         assert any(r["msg"].get("method") == "notifications/message" for r in messages(inspector)), \
             "the log level travels in _meta"
+
+
+def test_a_cancel_pressed_while_progress_replaces_the_card_is_not_lost(page, inspector):
+    """Each progress step re-renders the pending call's card, Cancel button included; a press on the old button and
+    a release after it was replaced made no click at all (seen under load), so the cancel never left."""
+    call = call_tool(page, inspector, "slow_count", {"steps": "600", "delay": "0.1"})
+    call_id = call.get_attribute("id")
+    page.wait_for_function("id => { const p = document.querySelector('#' + id + ' progress');"
+                           " return p !== null && p.value >= 1; }", arg=call_id)
+    box = page.locator(f"#{call_id} .cancel-call").bounding_box()
+    page.evaluate("id => { window.__pressed = document.querySelector('#' + id + ' .cancel-call'); }", call_id)
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    page.wait_for_function("() => !window.__pressed.isConnected")  # the next progress step replaced it
+    page.mouse.up()
+    page.locator(f"#{call_id}.state-failed").wait_for()
+    assert "cancelled" in call.inner_text()
+    request = next(r for r in reversed(messages(inspector)) if r["dir"] == "to_server"
+                   and r["msg"].get("method") == "tools/call" and r["msg"]["params"]["name"] == "slow_count")
+    assert any(r["msg"].get("method") == "notifications/cancelled"
+               and r["msg"]["params"]["requestId"] == request["msg"]["id"] for r in messages(inspector))
