@@ -194,11 +194,16 @@ def test_a_cancel_pressed_while_progress_replaces_the_card_is_not_lost(page, ins
     call_id = call.get_attribute("id")
     page.wait_for_function("id => { const p = document.querySelector('#' + id + ' progress');"
                            " return p !== null && p.value >= 1; }", arg=call_id)
-    box = page.locator(f"#{call_id} .cancel-call").bounding_box()
-    page.evaluate("id => { window.__pressed = document.querySelector('#' + id + ' .cancel-call'); }", call_id)
-    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    # The pressed button is the one under the pointer at the press (the card may be replaced at any moment).
+    page.evaluate("() => document.addEventListener('pointerdown', e => {"
+                  " window.__pressed = e.target.closest('.cancel-call'); }, true)")
+    centre = page.wait_for_function("id => { const b = document.querySelector('#' + id + ' .cancel-call');"
+                                    " const r = b && b.getBoundingClientRect();"
+                                    " return r && r.width ? [r.x + r.width / 2, r.y + r.height / 2] : null; }",
+                                    arg=call_id).json_value()
+    page.mouse.move(*centre)
     page.mouse.down()
-    page.wait_for_function("() => !window.__pressed.isConnected")  # the next progress step replaced it
+    page.wait_for_function("() => window.__pressed && !window.__pressed.isConnected")  # a progress step replaced it
     page.mouse.up()
     page.locator(f"#{call_id}.state-failed").wait_for()
     assert "cancelled" in call.inner_text()
