@@ -118,15 +118,18 @@ def test_a_restarted_http_server_refusing_our_session_pins_nothing_on_an_old_not
         wait_tools_listed(inspector, 60)
         stop_process_group(proc)
         proc = start_everything_on(port, log)
+        # The first start's server/discover probe was refused with a 400 too: look only after the restart.
+        restarted_at = records_in(inspector.record)[-1]["seq"]
         inspector.post("/tools/echo/call", {"mode": "json", "arguments": '{"message": "hi"}'})
 
         def refused():
-            return any(r.get("kind") == "message" and r.get("dir") == "from_server"
+            return any(r.get("kind") == "message" and r.get("dir") == "from_server" and r["seq"] > restarted_at
                        and (r.get("http") or {}).get("status") == 400 for r in records_in(inspector.record))
 
         wait_for(refused, 60, message="the restarted server's HTTP 400")
         assert [rule for rule, _ in problems_seen(inspector)] == []
-        refusal = [r for r in records_in(inspector.record) if (r.get("http") or {}).get("status") == 400][-1]
+        refusal = [r for r in records_in(inspector.record)
+                   if r.get("seq", 0) > restarted_at and (r.get("http") or {}).get("status") == 400][0]
         rows = inspector.request("GET", "/timeline/rows?before=1000000")[2].decode()
         row = re.search(rf'<details class="row ([^"]*)" id="r-{refusal["seq"]}".*?</summary>', rows, re.S).group(0)
         assert "tools/call" in row and "flag-unmatched" not in row  # paired with the call whose POST it refused
