@@ -157,18 +157,17 @@ class RecordingWriter:
 
     def read_lines(self) -> Iterator["Line"]:
         """Every line written so far, capped like every reader (see split_lines); the tail may be cut off."""
-        end = self.offset
+        return split_lines(self.blocks())
 
-        def blocks() -> Iterator[bytes]:
-            pos = 0
-            while pos < end:
-                block = os.pread(self._fd, min(limits.BLOCK_BYTES, end - pos), pos)
-                if not block:
-                    return
-                pos += len(block)
-                yield block
-
-        return split_lines(blocks())
+    def blocks(self) -> Iterator[bytes]:
+        """What is written so far, read back block by block (the file's end as of the call)."""
+        end, pos = self.offset, 0
+        while pos < end:
+            block = os.pread(self._fd, min(limits.BLOCK_BYTES, end - pos), pos)
+            if not block:
+                return
+            pos += len(block)
+            yield block
 
     def read_all_lines(self) -> Iterator[tuple[int, bytes]]:
         """(offset, line) for every whole line written so far, for searches over the whole session.

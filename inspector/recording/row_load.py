@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import json.scanner
-import os
 from dataclasses import dataclass
 from itertools import chain
 from typing import Iterator
@@ -36,21 +35,11 @@ class Run:
 
 def load_rows(index: RowIndex, writer: RecordingWriter, reader: RecordingReader) -> None:
     """Index every readable record of the file; the reader gathers the header and the problems."""
-    for item in split_runs(_blocks(writer)):
+    for item in split_runs(writer.blocks()):
         if isinstance(item, Line):
             _one_line(index, reader, item)
         elif not _fast_run(index, reader, item):
             _slow_run(index, reader, item)
-
-
-def _blocks(writer: RecordingWriter) -> Iterator[bytes]:
-    end, pos = writer.offset, 0
-    while pos < end:
-        block = os.pread(writer._fd, min(limits.BLOCK_BYTES, end - pos), pos)
-        if not block:
-            return
-        pos += len(block)
-        yield block
 
 
 def split_runs(blocks: Iterator[bytes]) -> Iterator[Run | Line]:
