@@ -1,19 +1,22 @@
 """The timeline's row index: what the page shows per record, in compact columns, not one object per row.
 
-Each record costs a few dozen bytes: array('q') for seq, offset, length, id and the paired seq, array('d') for
-t, and small integer codes for kind, direction, level, origin and method (the last two through shared tables).
-What a row shows beyond that (the preview, an id that is not an integer) is read back from the recording at
-(offset, length) when a row is rendered, through a small LRU. `Row` is a view of one position: it holds no copy.
+Each record costs under 40 bytes: array('q') for the offset, array('d') for t, 32-bit columns for the length, the
+id and the paired row (a seq delta), small integer codes for kind, direction, level, origin and method (the last two
+through shared tables); consecutive seqs cost nothing per row (seq_runs.py). The rare value too wide for its column
+is kept aside: an id beyond int32 is read back from the file (like a string id), a pair 2**31 seqs away or a 4 GiB
+line goes to a dict by position. What a row shows beyond that (the preview, an id that is not an integer) is read
+back from the recording at (offset, length) when a row is rendered, through a small LRU. `Row` is a view of one
+position: it holds no copy.
 
 To add a per-row value: one more array in `RowIndex.__init__` (a column), one append in `_append`, one extend
 in `extend_notifications` (view's fast path: every column must grow by one per row there too), one property on
 `Row`; in both, before the seq column, which grows last (readers take no lock: a row exists once its seq does).
-Keep values numeric (a seq, a code): a str or an object per row is what this module exists to avoid.
+Keep values numeric (a seq, a code): a str or an object per row is what this module exists to avoid. Give a
+column the narrowest type its values need, and a fallback for the rare wider value (see the pair column).
 """
 
 from __future__ import annotations
 
-import bisect
 import json
 import threading
 from array import array
@@ -24,6 +27,7 @@ from inspector.protocol import jsonrpc
 from inspector.protocol.bursts import Bursts
 from inspector.protocol.json import loads
 from inspector.recording.files import RECORD_DEPTH
+from inspector.recording.seq_runs import SeqRuns
 from inspector.protocol.records import (
     EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Pairer, Pairing, Record, describe_event, from_dict,
     message_kind,
@@ -37,10 +41,13 @@ LEVELS = (None,) + LOG_LEVELS
 KIND_CODE = {kind: code for code, kind in enumerate(TIMELINE_KINDS)}
 DIR_CODE = {value: code for code, value in enumerate(DIRS)}
 LEVEL_CODE = {value: code for code, value in enumerate(LEVELS)}
-NO_ID = -(2 ** 63)
+NO_ID = -(2 ** 31)
 """The id column's value for a row without an id."""
 ID_IN_FILE = NO_ID + 1
-"""An id that is not a 64-bit integer (a string, a float, null): its text is read back from the file."""
+"""An id that is not a 32-bit integer (a string, a float, null, 2**40): its text is read back from the file."""
+FAR_PAIR, LONG_LINE = -(2 ** 31), 2 ** 32 - 1
+"""The pair and length columns' values for a value they cannot hold: it is in RowIndex.far_pairs / long_lines.
+The length column saturates, so a search (it never reads a line over MAX_LINE_BYTES) may read it as it is."""
 METHOD_CODES, ORIGIN_CODES = 0xFFFF, 0xFF
 """How many distinct methods and origins get a code (array('H') and array('B') hold them); others are read back."""
 DERIVED_CACHED = 4096
@@ -88,9 +95,13 @@ class RowIndex:
 
     def __init__(self, read_at: Callable[[int, int], bytes]) -> None:
         self.read_at = read_at
-        self.seq, self.offset, self.length = array("q"), array("q"), array("q")
+        self.seq = SeqRuns()
+        self.offset, self.length = array("q"), array("I")
         self.t = array("d")
-        self.ids, self.pair = array("q"), array("q")  # pair: the paired row's seq, 0 for none
+        self.ids, self.pair = array("i"), array("i")
+        """pair: the paired row (a request's response, a response's request) as its seq minus this row's; 0: none."""
+        self.far_pairs: dict[int, int] = {}  # position → paired seq; in practice empty (2**31 rows apart)
+        self.long_lines: dict[int, int] = {}  # position → length over 4 GiB (no cap applies over HTTP)
         self.kind, self.dir, self.level, self.origin, self.flags = (array("B") for _ in range(5))
         self.method = array("H")
         self.burst = array("I")
@@ -137,8 +148,8 @@ class RowIndex:
         self.level.extend(level)
         self.origin.extend(origin)
         self.kind.extend(array("B", [KIND_CODE["notification"]]) * count)
-        self.ids.extend(array("q", [NO_ID]) * count)
-        self.pair.extend(array("q", [0]) * count)
+        self.ids.extend(array("i", [NO_ID]) * count)
+        self.pair.extend(array("i", [0]) * count)
         self.flags.extend(array("B", [0]) * count)
         self.burst.extend(array("I", [0]) * count)
         self.seq.extend(seq)  # last: the rows exist (len, position) once every column holds them
@@ -147,46 +158,66 @@ class RowIndex:
 
     def _append(self, seq: int, t: float, kind: str, direction: str | None, method: str | None, ident,
                 level, origin: str | None, pairing: Pairing, offset: int, length: int, burst: int | None) -> None:
+        position = len(self.seq)
         if pairing.pair_seq is not None:
             request = self.position(pairing.pair_seq)
             if request is not None:
-                self.pair[request] = seq
+                self.pair[request] = self._pair_code(request, pairing.pair_seq, seq)
         self.t.append(t)
         self.offset.append(offset)
-        self.length.append(length)
+        self.length.append(self._length_code(position, length))
         self.kind.append(KIND_CODE[kind])
         self.dir.append(DIR_CODE.get(direction, 0))
         self.method.append(self.methods.code(method))
         self.ids.append(_id_code(ident))
         self.level.append(LEVEL_CODE.get(level, 0) if isinstance(level, str) else 0)
         self.origin.append(self.origins.code(origin))
-        self.pair.append(pairing.pair_seq or 0)
+        self.pair.append(self._pair_code(position, seq, pairing.pair_seq) if pairing.pair_seq else 0)
         self.flags.append((LATE if pairing.late else 0) | (UNMATCHED if pairing.unmatched else 0))
         self.burst.append(seq - burst + 1 if burst else 0)
         # Last: readers take no lock, and the seq column is what makes a row exist (len, position), so a row is
         # never seen before every one of its columns holds it.
         self.seq.append(seq)
 
+    def _pair_code(self, position: int, seq: int, pair_seq: int) -> int:
+        """The pair column's value for the row at position (seq) paired with pair_seq."""
+        delta = pair_seq - seq
+        if FAR_PAIR < delta < 2 ** 31:
+            return delta
+        self.far_pairs[position] = pair_seq  # before the column says so: readers take no lock
+        return FAR_PAIR
+
+    def _length_code(self, position: int, length: int) -> int:
+        if length < LONG_LINE:
+            return length
+        self.long_lines[position] = length
+        return LONG_LINE
+
     # -- finding ----------------------------------------------------------------------------------------------
 
     def position(self, seq: int) -> int | None:
-        """The position of a seq: arithmetic when seqs are dense (a live session always is), else a bisect."""
-        n = len(self.seq)
-        if not n:
-            return None
-        guess = seq - self.seq[0]
-        if 0 <= guess < n and self.seq[guess] == seq:
-            return guess
-        i = bisect.bisect_left(self.seq, seq)
-        return i if i < n and self.seq[i] == seq else None
+        """The position of a seq (arithmetic within a run of consecutive seqs: seq_runs.py)."""
+        return self.seq.position(seq)
 
     def after(self, seq: int) -> int:
         """The first position whose seq is greater than seq."""
-        return bisect.bisect_right(self.seq, seq)
+        return self.seq.after(seq)
 
     def before(self, seq: int) -> int:
         """The first position whose seq is not less than seq (so positions below it are older)."""
-        return bisect.bisect_left(self.seq, seq)
+        return self.seq.before(seq)
+
+    def pair_seq(self, i: int) -> int | None:
+        """The seq of the row paired with position i (see the pair column), or None."""
+        delta = self.pair[i]
+        if not delta:
+            return None
+        return self.far_pairs[i] if delta == FAR_PAIR else self.seq[i] + delta
+
+    def length_at(self, i: int) -> int:
+        """The length of the line at position i (the length column, or long_lines beyond its range)."""
+        length = self.length[i]
+        return length if length != LONG_LINE else self.long_lines[i]
 
     def row(self, i: int) -> "Row":
         return Row(self, i)
@@ -206,7 +237,7 @@ class RowIndex:
     def record_at(self, i: int) -> Record | None:
         """The full record at a position, read from the file (None when its line cannot be read back)."""
         try:
-            return from_dict(loads(self.read_at(self.offset[i], self.length[i]), RECORD_DEPTH))
+            return from_dict(loads(self.read_at(self.offset[i], self.length_at(i)), RECORD_DEPTH))
         except ValueError:  # a line the view's fast path took by its prefix, damaged further in
             return None
 
@@ -232,7 +263,7 @@ class RowIndex:
         if code != self.methods.overflow:
             return self.methods.values[code]
         if self.kind[i] in (KIND_CODE["response"], KIND_CODE["error"]) and self.pair[i]:
-            request = self.position(self.pair[i])  # a response shows its request's method
+            request = self.position(self.pair_seq(i))  # a response shows its request's method
             return self.derived(request).method if request is not None else None
         return self.derived(i).method
 
@@ -240,7 +271,7 @@ class RowIndex:
 def _id_code(ident) -> int:
     if ident is NO_ID:
         return NO_ID
-    if type(ident) is int and ID_IN_FILE < ident < 2 ** 63:
+    if type(ident) is int and ID_IN_FILE < ident < 2 ** 31:
         return ident
     return ID_IN_FILE
 
@@ -266,7 +297,7 @@ class Row:
     dir = property(lambda self: DIRS[self._index.dir[self._i]])
     method = property(lambda self: self._index.method_of(self._i))
     offset = property(lambda self: self._index.offset[self._i])
-    length = property(lambda self: self._index.length[self._i])
+    length = property(lambda self: self._index.length_at(self._i))
     size = length
     level = property(lambda self: LEVELS[self._index.level[self._i]])
     """The level of a notifications/message log row (debug ... emergency)."""
@@ -276,9 +307,8 @@ class Row:
     burst = property(lambda self: self.seq - self._index.burst[self._i] + 1 if self._index.burst[self._i] else None)
     """A stderr row: the seq of the first line of its burst (protocol/bursts.py), which the page shows as one row."""
 
-    @property
-    def pair_seq(self) -> int | None:
-        return self._index.pair[self._i] or None
+    pair_seq = property(lambda self: self._index.pair_seq(self._i))
+    """The paired row's seq: a request's response, a response's request (None when unpaired)."""
 
     @property
     def id_text(self) -> str:
@@ -299,7 +329,7 @@ class Row:
         index, i = self._index, self._i
         if index.kind[i] not in (KIND_CODE["response"], KIND_CODE["error"]) or not index.pair[i]:
             return None
-        request = index.position(index.pair[i])
+        request = index.position(index.pair_seq(i))
         return None if request is None else max(0.0, (index.t[i] - index.t[request]) * 1000.0)
 
     @property

@@ -137,7 +137,7 @@ class Store:
     def raw_line(self, seq: int) -> bytes | None:
         """One record's JSON line as written."""
         i = self._rows.position(seq)
-        return None if i is None else self.writer.read_at(self._rows.offset[i], self._rows.length[i])
+        return None if i is None else self.writer.read_at(self._rows.offset[i], self._rows.length_at(i))
 
     def since(self, seq: int, filters: Filters, limit: int) -> tuple[list[Row], int]:
         """Rows newer than seq that pass the filters (at most limit), and the seq to continue from."""
