@@ -1,18 +1,18 @@
 """The timeline's row index: what the page shows per record, in compact columns, not one object per row.
 
-Each record costs under 40 bytes: array('q') for the offset, array('d') for t, 32-bit columns for the length, the
-id and the paired row (a seq delta), small integer codes for kind, direction, level, origin and method (the last two
-through shared tables); consecutive seqs cost nothing per row (seq_runs.py). The rare value too wide for its column
-is kept aside: an id beyond int32 is read back from the file (like a string id), a pair 2**31 seqs away or a 4 GiB
-line goes to a dict by position. What a row shows beyond that (the preview, an id that is not an integer) is read
-back from the recording at (offset, length) when a row is rendered, through a small LRU. `Row` is a view of one
-position: it holds no copy.
+Each record costs 35 bytes: array('q') for the offset, array('d') for t, 32-bit columns for the length, the id and
+the linked row (a seq delta: the paired request or response, a stderr line's burst head), small integer codes for
+kind, direction, level, origin and method (the last two through shared tables); consecutive seqs cost nothing per
+row (seq_runs.py). The rare value too wide for its column is kept aside: an id beyond int32 is read back from the
+file (like a string id), a link 2**31 seqs away or a 4 GiB line goes to a dict by position. What a row shows
+beyond that (the preview, a string id) is read back from the recording at (offset, length) when a row is rendered,
+through a small LRU. `Row` is a view of one position: it holds no copy.
 
 To add a per-row value: one more array in `RowIndex.__init__` (a column), one append in `_append`, one extend
 in `extend_notifications` (view's fast path: every column must grow by one per row there too), one property on
 `Row`; in both, before the seq column, which grows last (readers take no lock: a row exists once its seq does).
 Keep values numeric (a seq, a code): a str or an object per row is what this module exists to avoid. Give a
-column the narrowest type its values need, and a fallback for the rare wider value (see the pair column).
+column the narrowest type its values need, and a fallback for the rare wider value (see the link column).
 """
 
 from __future__ import annotations
@@ -41,12 +41,12 @@ LEVELS = (None,) + LOG_LEVELS
 KIND_CODE = {kind: code for code, kind in enumerate(TIMELINE_KINDS)}
 DIR_CODE = {value: code for code, value in enumerate(DIRS)}
 LEVEL_CODE = {value: code for code, value in enumerate(LEVELS)}
-NO_ID = -(2 ** 31)
-"""The id column's value for a row without an id."""
-ID_IN_FILE = NO_ID + 1
-"""An id that is not a 32-bit integer (a string, a float, null, 2**40): its text is read back from the file."""
-FAR_PAIR, LONG_LINE = -(2 ** 31), 2 ** 32 - 1
-"""The pair and length columns' values for a value they cannot hold: it is in RowIndex.far_pairs / long_lines.
+STDERR_KIND = KIND_CODE["stderr"]
+NO_ID, ID_IN_FILE = -(2 ** 31), -(2 ** 31) + 1
+"""The id column's values for a row without an id, and for an id that is not a 32-bit integer (a string, a float,
+null, 2**40): its text is read back from the file."""
+FAR_LINK, LONG_LINE = -(2 ** 31), 2 ** 32 - 1
+"""The link and length columns' values for a value they cannot hold: it is in RowIndex.far_links / long_lines.
 The length column saturates, so a search (it never reads a line over MAX_LINE_BYTES) may read it as it is."""
 METHOD_CODES, ORIGIN_CODES = 0xFFFF, 0xFF
 """How many distinct methods and origins get a code (array('H') and array('B') hold them); others are read back."""
@@ -96,18 +96,14 @@ class RowIndex:
     def __init__(self, read_at: Callable[[int, int], bytes]) -> None:
         self.read_at = read_at
         self.seq = SeqRuns()
-        self.offset, self.length = array("q"), array("I")
-        self.t = array("d")
-        self.ids, self.pair = array("i"), array("i")
-        """pair: the paired row (a request's response, a response's request) as its seq minus this row's; 0: none."""
-        self.far_pairs: dict[int, int] = {}  # position → paired seq; in practice empty (2**31 rows apart)
+        self.offset, self.length, self.t = array("q"), array("I"), array("d")
+        self.ids, self.link = array("i"), array("i")
+        """link: another row's seq minus this row's: a request's response, a response's request (0: unpaired), a
+        stderr row's burst head (bursts.py; 0: itself). One column for both: a stderr row is never paired."""
+        self.far_links: dict[int, int] = {}  # position → linked seq; in practice empty (2**31 rows apart)
         self.long_lines: dict[int, int] = {}  # position → length over 4 GiB (no cap applies over HTTP)
         self.kind, self.dir, self.level, self.origin, self.flags = (array("B") for _ in range(5))
         self.method = array("H")
-        self.burst = array("I")
-        """A stderr row: 1 + how many seqs after its burst's first line it comes (protocol/bursts.py: the page shows
-        a burst as one row); 0 for every other row. Four bytes: a burst holds at most MAX_LINES lines, each within
-        GAP_SECONDS of the last, so the distance stays far below 2**32 whatever comes between them."""
         self.bursts = Bursts()
         self.methods = Codes(METHOD_CODES)
         self.origins = Codes(ORIGIN_CODES)
@@ -149,9 +145,8 @@ class RowIndex:
         self.origin.extend(origin)
         self.kind.extend(array("B", [KIND_CODE["notification"]]) * count)
         self.ids.extend(array("i", [NO_ID]) * count)
-        self.pair.extend(array("i", [0]) * count)
+        self.link.extend(array("i", [0]) * count)
         self.flags.extend(array("B", [0]) * count)
-        self.burst.extend(array("I", [0]) * count)
         self.seq.extend(seq)  # last: the rows exist (len, position) once every column holds them
         if DIR_CODE[TO_SERVER] in direction:  # a notification to the server ends an open stderr burst (bursts.py)
             self.bursts.open = None
@@ -162,7 +157,7 @@ class RowIndex:
         if pairing.pair_seq is not None:
             request = self.position(pairing.pair_seq)
             if request is not None:
-                self.pair[request] = self._pair_code(request, pairing.pair_seq, seq)
+                self.link[request] = self._link_code(request, pairing.pair_seq, seq)
         self.t.append(t)
         self.offset.append(offset)
         self.length.append(self._length_code(position, length))
@@ -172,20 +167,20 @@ class RowIndex:
         self.ids.append(_id_code(ident))
         self.level.append(LEVEL_CODE.get(level, 0) if isinstance(level, str) else 0)
         self.origin.append(self.origins.code(origin))
-        self.pair.append(self._pair_code(position, seq, pairing.pair_seq) if pairing.pair_seq else 0)
+        linked = burst if burst is not None else pairing.pair_seq
+        self.link.append(self._link_code(position, seq, linked) if linked else 0)
         self.flags.append((LATE if pairing.late else 0) | (UNMATCHED if pairing.unmatched else 0))
-        self.burst.append(seq - burst + 1 if burst else 0)
         # Last: readers take no lock, and the seq column is what makes a row exist (len, position), so a row is
         # never seen before every one of its columns holds it.
         self.seq.append(seq)
 
-    def _pair_code(self, position: int, seq: int, pair_seq: int) -> int:
-        """The pair column's value for the row at position (seq) paired with pair_seq."""
-        delta = pair_seq - seq
-        if FAR_PAIR < delta < 2 ** 31:
+    def _link_code(self, position: int, seq: int, linked: int) -> int:
+        """The link column's value for the row at position (seq) linked to the row of seq `linked`."""
+        delta = linked - seq
+        if FAR_LINK < delta < 2 ** 31:
             return delta
-        self.far_pairs[position] = pair_seq  # before the column says so: readers take no lock
-        return FAR_PAIR
+        self.far_links[position] = linked  # before the column says so: readers take no lock
+        return FAR_LINK
 
     def _length_code(self, position: int, length: int) -> int:
         if length < LONG_LINE:
@@ -208,11 +203,16 @@ class RowIndex:
         return self.seq.before(seq)
 
     def pair_seq(self, i: int) -> int | None:
-        """The seq of the row paired with position i (see the pair column), or None."""
-        delta = self.pair[i]
-        if not delta:
-            return None
-        return self.far_pairs[i] if delta == FAR_PAIR else self.seq[i] + delta
+        """The seq of the request or response paired with position i, or None."""
+        return self._linked(i) if self.link[i] and self.kind[i] != STDERR_KIND else None
+
+    def burst_head(self, i: int) -> int | None:
+        """A stderr row's burst: the seq of its first line (None for any other row)."""
+        return self._linked(i) if self.kind[i] == STDERR_KIND else None
+
+    def _linked(self, i: int) -> int:
+        delta = self.link[i]
+        return self.far_links[i] if delta == FAR_LINK else self.seq[i] + delta
 
     def length_at(self, i: int) -> int:
         """The length of the line at position i (the length column, or long_lines beyond its range)."""
@@ -262,7 +262,7 @@ class RowIndex:
         code = self.method[i]
         if code != self.methods.overflow:
             return self.methods.values[code]
-        if self.kind[i] in (KIND_CODE["response"], KIND_CODE["error"]) and self.pair[i]:
+        if self.kind[i] in (KIND_CODE["response"], KIND_CODE["error"]) and self.link[i]:
             request = self.position(self.pair_seq(i))  # a response shows its request's method
             return self.derived(request).method if request is not None else None
         return self.derived(i).method
@@ -304,7 +304,7 @@ class Row:
     late = property(lambda self: bool(self._index.flags[self._i] & LATE))
     unmatched = property(lambda self: bool(self._index.flags[self._i] & UNMATCHED))
     preview = property(lambda self: self._index.derived(self._i).preview)
-    burst = property(lambda self: self.seq - self._index.burst[self._i] + 1 if self._index.burst[self._i] else None)
+    burst = property(lambda self: self._index.burst_head(self._i))
     """A stderr row: the seq of the first line of its burst (protocol/bursts.py), which the page shows as one row."""
 
     pair_seq = property(lambda self: self._index.pair_seq(self._i))
@@ -327,7 +327,7 @@ class Row:
     def latency_ms(self) -> float | None:
         """Response time after its request (a response's or error's, paired)."""
         index, i = self._index, self._i
-        if index.kind[i] not in (KIND_CODE["response"], KIND_CODE["error"]) or not index.pair[i]:
+        if index.kind[i] not in (KIND_CODE["response"], KIND_CODE["error"]) or not index.link[i]:
             return None
         request = index.position(index.pair_seq(i))
         return None if request is None else max(0.0, (index.t[i] - index.t[request]) * 1000.0)
