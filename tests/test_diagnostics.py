@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import tracemalloc
 
 import pytest
 
 from factories import event, invalid, received, sent
 from inspector.commands.common import read_rules_file
 from inspector.protocol.diagnostics import RULES, ProtocolChecker, RulesError, parse_rules, review_tools, summarize
+from inspector.protocol.diagnostics import protocol
 from inspector.protocol.diagnostics.results import is_base64, result_problems
 from inspector.protocol.records import TO_SERVER
 
@@ -100,6 +102,41 @@ def test_duplicate_response():
     found = feed.result(1, {})
     assert [(w.rule, w.seq) for w in found] == [("duplicate-response", feed.seq)]
     assert f"row {first}" in found[0].text
+
+
+def test_the_duplicate_response_rule_remembers_the_newest_answers_only(monkeypatch):
+    """Bounded memory: every answered id kept would grow the checker by ~120 bytes per request of a long session.
+    A second answer within the newest ANSWERED_KEPT is a duplicate; an older one still gets a warning."""
+    monkeypatch.setattr(protocol, "ANSWERED_KEPT", 3)
+    feed = Feed()
+    for request_id in range(1, 6):
+        feed.send_request(request_id, "ping")
+        feed.result(request_id, {})
+    assert [w.rule for w in feed.result(5, {})] == ["duplicate-response"]
+    assert [w.rule for w in feed.result(3, {})] == ["duplicate-response"]
+    assert [w.rule for w in feed.result(2, {})] == ["unmatched-response"]
+
+
+def test_the_checker_does_not_grow_with_answered_requests():
+    """A long session of requests and answers: once the remembered answers are full, no growth per request."""
+    feed = Feed()
+
+    def requests(first: int, count: int) -> None:
+        for request_id in range(first, first + count):
+            feed.send_request(request_id, "ping")
+            feed.result(request_id, {})
+
+    requests(1, 1000)
+    tracemalloc.start()
+    try:
+        requests(1000, protocol.ANSWERED_KEPT)  # the window is full, of answers allocated while traced
+        before = tracemalloc.get_traced_memory()[0]
+        requests(1000 + protocol.ANSWERED_KEPT, 10_000)
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert feed.warnings == []
+    assert grown / 10_000 <= 8, f"{grown / 10_000:.0f} bytes per answered request"
 
 
 def test_late_response_after_timeout_event():

@@ -9,6 +9,7 @@ told the time.
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable
 
@@ -20,6 +21,9 @@ from inspector.protocol.diagnostics.results import output_schema_problem, result
 from inspector.protocol.diagnostics.rules import Warning, warning
 
 PROTOCOL_VERSION_META = META_VERSION
+ANSWERED_KEPT = 10_000
+"""How many answered ids the duplicate-response rule remembers (the newest): a server that answers twice does so
+soon after, and remembering every one would grow with each request of a long session (~120 bytes per request)."""
 
 # Server notification -> (capability path it needs in the legacy era, in the modern era).
 SERVER_NOTIFICATION_CAPS = {
@@ -101,7 +105,7 @@ class ProtocolChecker:
 
     def _reset_process(self) -> None:
         self._pending: dict[str, _Pending] = {}
-        self._answered: dict[str, int] = {}
+        self._answered: OrderedDict[str, int] = OrderedDict()
         self._alive = True
         self._last_stdout_t: float | None = None
         self._last_notification: tuple[str, int] | None = None
@@ -343,6 +347,8 @@ class ProtocolChecker:
                                                      f"request that is waiting{hint}"))
             return
         self._answered[key] = seq
+        if len(self._answered) > ANSWERED_KEPT:
+            self._answered.popitem(last=False)
         self._answers_arrived = True
         if entry.timed_out and key not in self._silent and entry.method != "server/discover":  # the probe's 3 s
             # are the client's choice, not a request timeout the user set
