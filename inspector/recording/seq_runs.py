@@ -56,12 +56,17 @@ class SeqRuns:
             i += n
         if not 0 <= i < n:
             raise IndexError(i)
-        k = self._run_of_position(i)
+        runs = self._runs
+        # the newest run (a live session's only one) without a bisect; read per row rendered: inlined
+        k = runs - 1 if self._starts[runs - 1] <= i else bisect.bisect_right(self._starts, i, 0, runs) - 1
         return self._firsts[k] + i - self._starts[k]
 
     def position(self, seq: int) -> int | None:
         """The position holding seq, or None."""
         n, runs = self._len, self._runs
+        if runs == 1:  # a live session: arithmetic only
+            i = seq - self._firsts[0]
+            return i if 0 <= i < n else None
         k = bisect.bisect_right(self._firsts, seq, 0, runs) - 1
         if k < 0:
             return None
@@ -94,12 +99,6 @@ class SeqRuns:
         self._starts.append(position)
         self._firsts.append(seq)
         self._runs = runs + 1  # last: a reader bounded by the old count never sees the half-added run
-
-    def _run_of_position(self, i: int) -> int:
-        runs = self._runs
-        if self._starts[runs - 1] <= i:  # the newest run: a live session's only one
-            return runs - 1
-        return bisect.bisect_right(self._starts, i, 0, runs) - 1
 
     def _run_end(self, k: int, runs: int, n: int) -> int:
         return self._starts[k + 1] if k + 1 < runs else n
