@@ -7,8 +7,9 @@ and an HTTP connection the same way. The shared types live here, so that no tran
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+
+from inspector.protocol.plain import Plain
 
 
 class SpawnError(Exception):
@@ -18,15 +19,17 @@ class SpawnError(Exception):
     """
 
 
-@dataclass
-class ExitInfo:
+class ExitInfo(Plain):
     """How the server process ended."""
 
-    code: int | None
-    signal: str | None
-    stderr_tail: list[str] = field(default_factory=list)
-    reason: str = ""
-    """How a connection without a process ended (HTTP), in words; empty for a process."""
+    __slots__ = ("code", "signal", "stderr_tail", "reason")
+
+    def __init__(self, code: int | None, signal: str | None, stderr_tail: list[str] | None = None,
+                 reason: str = "") -> None:
+        self.code, self.signal = code, signal
+        self.stderr_tail = [] if stderr_tail is None else stderr_tail
+        self.reason = reason
+        """How a connection without a process ended (HTTP), in words; empty for a process."""
 
     def describe(self) -> str:
         """'exited with code 3', 'killed by SIGSEGV', or the reason when one is set."""
