@@ -12,10 +12,9 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import shutil
 import sys
 from functools import cache
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from inspector import __version__
 from inspector.command_line import UsageError, env_pairs
@@ -23,8 +22,13 @@ from inspector.commands.common import (
     Parser, add_config_options, add_http_options, add_protocol_options, add_rules_option, add_server_options,
     config_entries, disabled_rules, header_values, seconds, url_value, value_options,
 )
-from inspector.config import Config, server_name
 from inspector.client.targets import url_name
+
+if TYPE_CHECKING:
+    from inspector.config import Config
+
+# pathlib, shutil and config (a dataclass: dataclasses imports inspect) are imported in the run mode's functions,
+# not here: `call` and the other subcommands dispatch from main() and start without them.
 
 # Each subcommand with its line in `mcp-inspect --help` (the first argument only: `mcp-inspect -- check` runs a program
 # named check).
@@ -127,6 +131,10 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def parse_config(argv: list[str]) -> Config:
     """Turn the run mode's argv into a Config, or raise UsageError."""
+    from pathlib import Path
+
+    from inspector.config import Config, server_name
+
     ours, command = split_argv(argv)
     args = build_parser().parse_args(ours)
     host = _check_host(args.host)
@@ -191,6 +199,9 @@ def refuse_mistaken_command(command: list[str], cwd: str | None, path: str) -> N
     """Raise UsageError saying what was meant when the server command is a recording, or is no program on PATH but
     looks like one of our subcommands (`mcp-inspect calls ...`), instead of the spawn's bare "command not found".
     A program of that name on PATH still runs: the command line is the server's."""
+    import shutil
+    from pathlib import Path
+
     program = command[0]
     if program.endswith(".jsonl") and Path(cwd or ".", program).is_file():
         raise UsageError(f"{program} is a recording, not a server command: open it with `mcp-inspect view "
@@ -238,6 +249,10 @@ def _check_host(host: str) -> str:
 
 def parse_view(argv: list[str]) -> Config:
     """`mcp-inspect view [--port N] [--host H] [--no-open] FILE`."""
+    from pathlib import Path
+
+    from inspector.config import Config
+
     parser = Parser(prog="mcp-inspect view", description="Open a recording in the browser, read-only: the same "
                     "timeline, filters and search; nothing is run or sent.")
     parser.add_argument("file", help="a recording (.jsonl)")
@@ -251,10 +266,16 @@ def parse_view(argv: list[str]) -> Config:
                   no_record=True, view=args.file, name=Path(args.file).stem)
 
 
+def _on_path(program: str) -> bool:
+    import shutil
+
+    return shutil.which(program) is not None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the `mcp-inspect` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["help"] and not shutil.which("help"):  # a program named help on PATH would still run
+    if argv[:1] == ["help"] and not _on_path("help"):  # a program named help on PATH would still run
         return show_help(argv[1:])
     subcommand = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     if subcommand in ("call", "replay", "export", "check"):

@@ -7,9 +7,10 @@ It is the inverse of cli.py's parsing, so it lives beside it; the page imports i
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
-from typing import Any
+from typing import Any, Iterable
 
 from inspector.protocol.secrets import mask_argv, mask_url, shell_variable
 
@@ -27,6 +28,13 @@ def env_pairs(items: list[str]) -> list[tuple[str, str]]:
             raise UsageError(f"--env takes KEY=VALUE, got {item!r}")
         pairs.append((key, value))
     return pairs
+
+
+def server_environment(extra: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The environment a server starts with: ours, with these (key, value) pairs over it."""
+    env = dict(os.environ)
+    env.update(dict(extra))
+    return env
 
 
 def env_keys(items: list[str]) -> list[str]:
