@@ -266,6 +266,18 @@ def parse_view(argv: list[str]) -> Config:
                   no_record=True, view=args.file, name=Path(args.file).stem)
 
 
+def _exit_now(code: int) -> None:
+    """End the process without the interpreter's teardown (freeing every module and object: about a tenth of a
+    `call`). Safe for `call` alone: by its return its recording is closed, its server stopped and its threads done,
+    and it wrote stdout and stderr with flushes; only Python's own buffers are flushed here, once more."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # no stream, a closed pipe: nothing more can be said on it
+            pass
+    os._exit(code)
+
+
 def _on_path(program: str) -> bool:
     import shutil
 
@@ -273,7 +285,8 @@ def _on_path(program: str) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `mcp-inspect` console script."""
+    """Entry point of the `mcp-inspect` console script (and of `python -m inspector.cli`: both pass no argv)."""
+    program = argv is None  # we are the process, not a caller's function
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["help"] and not _on_path("help"):  # a program named help on PATH would still run
         return show_help(argv[1:])
@@ -281,7 +294,10 @@ def main(argv: list[str] | None = None) -> int:
     if subcommand in ("call", "replay", "export", "check"):
         from inspector.commands import run_subcommand  # headless: never imports Flask, so `call` starts fast
 
-        return run_subcommand(subcommand, argv[1:])
+        code = run_subcommand(subcommand, argv[1:])
+        if program and subcommand == "call":
+            _exit_now(code)
+        return code
     try:
         if subcommand == "view":
             config = parse_view(argv[1:])
