@@ -14,7 +14,6 @@ import os
 import shlex
 import sys
 from functools import cache
-from typing import TYPE_CHECKING
 
 from inspector import __version__
 from inspector.command_line import UsageError, env_pairs
@@ -24,6 +23,7 @@ from inspector.commands.common import (
 )
 from inspector.client.targets import url_name
 
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
 if TYPE_CHECKING:
     from inspector.config import Config
 

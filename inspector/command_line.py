@@ -10,9 +10,13 @@ import json
 import os
 import re
 import shlex
-from typing import Any, Iterable
+from collections.abc import Iterable
 
 from inspector.protocol.secrets import mask_argv, mask_url, shell_variable
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class UsageError(Exception):

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable
 
 from inspector import __version__
 from inspector.protocol import eras, jsonrpc
 from inspector.protocol.plain import Plain
 from inspector.client.rpc import Client, Pending, RequestFailed
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 CLIENT_NAME = "mcp-inspect"
 REFUSED = re.compile(r"\bHTTP 40[13]\b")

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
 
 from inspector.client.deadlines import FOREVER
 from inspector.protocol.records import Record
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class RequestFailed(Exception):

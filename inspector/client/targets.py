@@ -5,7 +5,7 @@ header values stay in these values and in the connection: recordings and the pag
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from inspector.protocol.json import REDACTED
 from inspector.protocol.plain import Plain

@@ -8,7 +8,6 @@ connection, timeout or crash failure (one line on stderr, never a traceback).
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.eras import explain_error
@@ -25,6 +24,10 @@ from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
     echo_stderr, env_keys, fail, masker_for, server_env, split_command, write_stdout,
 )
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Shorthand option → the method it implies.
 SHORTHANDS = {"tool": "tools/call", "uri": "resources/read", "prompt": "prompts/get"}

@@ -8,7 +8,6 @@ import os
 import re
 import shlex
 import sys
-from typing import TYPE_CHECKING, Any
 
 from inspector.command_line import (  # noqa: F401 - the commands import them from here
     UsageError, env_keys, env_pairs, server_environment,
@@ -18,7 +17,9 @@ from inspector.protocol import json as protocol_json
 from inspector.protocol.eras import PROBE_SECONDS
 from inspector.protocol.secrets import Masker, inherited_secrets, mask_argv, target_secrets
 
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
 if TYPE_CHECKING:
+    from typing import Any
     from pathlib import Path
 
 # Whole escape sequences first (so "\x1b[31m" does not leave "[31m" behind), then any control character left:

@@ -10,9 +10,12 @@ falls back to `initialize` on anything it does not recognise as a modern answer 
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from inspector.protocol.plain import Plain
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 LEGACY = "legacy"
 MODERN = "modern"

@@ -7,10 +7,13 @@ No I/O here. Payloads stay plain dicts exactly as they crossed the wire: an insp
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from inspector.protocol.json import TooDeep, dumps, loads
 from inspector.protocol.plain import Plain
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Message kinds, as shown in the timeline and used by the filters.
 REQUEST = "request"

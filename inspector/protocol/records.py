@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Protocol
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.plain import Plain, replace
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
 TO_SERVER = "to_server"
 FROM_SERVER = "from_server"
@@ -78,17 +81,18 @@ def describe_event(event: str, detail: dict) -> str:
     return f"{event} {json.dumps(detail, ensure_ascii=False)[:EVENT_PREVIEW_CHARS]}"
 
 
-class RecordSink(Protocol):
-    """Where a record goes: the Store (the page), recording.files.Sink and check.CheckingSink (the commands).
+if TYPE_CHECKING:  # a declaration for readers and type checkers; nothing checks it at run time
+    class RecordSink(Protocol):
+        """Where a record goes: the Store (the page), recording.files.Sink and check.CheckingSink (the commands).
 
-    Declared so a reader (and a type checker) sees which `add` a call reaches; each returns the record with its
-    seq and time set."""
+        Declared so a reader (and a type checker) sees which `add` a call reaches; each returns the record with its
+        seq and time set."""
 
-    def add(self, record: Record) -> Record: ...
+        def add(self, record: Record) -> Record: ...
 
-    def add_batch(self, records: list[Record]) -> list[Record]:
-        """Several records at once (the lines of one pipe read), in order: numbered, written with one write,
-        then made visible together; returns them with their seq and time set."""
+        def add_batch(self, records: list[Record]) -> list[Record]:
+            """Several records at once (the lines of one pipe read), in order: numbered, written with one write,
+            then made visible together; returns them with their seq and time set."""
 
 
 class RecordError(ValueError):

@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from inspector.protocol.json import REDACTED
 from inspector.protocol.plain import replace
 from inspector.protocol.records import EVENT, Record
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 MIN_SECRET_CHARS = 4
 """A value under a secret name (or a header value, a URL password) shorter than this is not searched for."""

@@ -11,7 +11,7 @@ import re
 import stat
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Iterator
+from collections.abc import Iterator
 
 from inspector import __version__
 from inspector.protocol import jsonrpc
@@ -24,7 +24,9 @@ from inspector.recording.format import (  # noqa: F401  (the format's names, re-
     BLOCK_BYTES, FORMAT, MAX_LINE_BYTES, RECORD_DEPTH, UTF8_BOM, VERSION, RecordingError,
 )
 
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
 if TYPE_CHECKING:
+    from typing import Any
     import datetime as _dt
     from pathlib import Path
 

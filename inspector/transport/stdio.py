@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from inspector.transport import ExitInfo, SpawnError
 from inspector.transport.lines import LineSplitter
