@@ -127,7 +127,6 @@ class StdioProcess:
                 cwd=self._cwd, env=self._env, close_fds=True, **_own_group(0))
         except OSError as exc:
             raise SpawnError(f"cannot start {self.command[0]}: {exc.strerror or exc}") from None
-        self._start_lifeline()
         # Our own copy of the pipe's fd, so the Popen's file object is closed and never written or flushed.
         stdin_fd = os.dup(self._proc.stdin.fileno())
         self._proc.stdin.close()
@@ -198,6 +197,11 @@ class StdioProcess:
 
     def _wait_exit(self) -> None:
         assert self._proc is not None
+        # The lifeline is spawned here, off the caller's thread: the caller goes on to write its first request
+        # while the shell starts (a spawn waits for the child's exec, milliseconds on a busy machine), and this
+        # thread, the only one that closes it before the exit is reported, cannot close it before it exists. The
+        # server is not reaped yet, so its group is there to join even if it has died already.
+        self._start_lifeline()
         returncode = self._proc.wait()
         # Let the readers hand over what the server wrote before dying, so its last words precede the exit row.
         # A grandchild can keep the pipes open, so do not wait for EOF for long.
