@@ -278,7 +278,6 @@ class StdioProcess:
                 lifeline.stdin.close()
         except OSError:
             pass
-        try:
-            lifeline.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
+        # A blocking wait, not wait(timeout): Popen polls a timed wait with sleeps (0.5 ms, then doubling), and
+        # SIGKILL ends a shell blocked in read() at once.
+        lifeline.wait()
