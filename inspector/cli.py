@@ -12,10 +12,8 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import shutil
 import sys
 from functools import cache
-from pathlib import Path
 
 from inspector import __version__
 from inspector.command_line import UsageError, env_pairs
@@ -23,8 +21,14 @@ from inspector.commands.common import (
     Parser, add_config_options, add_http_options, add_protocol_options, add_rules_option, add_server_options,
     config_entries, disabled_rules, header_values, seconds, url_value, value_options,
 )
-from inspector.config import Config, server_name
 from inspector.client.targets import url_name
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from inspector.config import Config
+
+# pathlib, shutil and config (a dataclass: dataclasses imports inspect) are imported in the run mode's functions,
+# not here: `call` and the other subcommands dispatch from main() and start without them.
 
 # Each subcommand with its line in `mcp-inspect --help` (the first argument only: `mcp-inspect -- check` runs a program
 # named check).
@@ -127,6 +131,10 @@ def split_argv(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def parse_config(argv: list[str]) -> Config:
     """Turn the run mode's argv into a Config, or raise UsageError."""
+    from pathlib import Path
+
+    from inspector.config import Config, server_name
+
     ours, command = split_argv(argv)
     args = build_parser().parse_args(ours)
     host = _check_host(args.host)
@@ -191,6 +199,9 @@ def refuse_mistaken_command(command: list[str], cwd: str | None, path: str) -> N
     """Raise UsageError saying what was meant when the server command is a recording, or is no program on PATH but
     looks like one of our subcommands (`mcp-inspect calls ...`), instead of the spawn's bare "command not found".
     A program of that name on PATH still runs: the command line is the server's."""
+    import shutil
+    from pathlib import Path
+
     program = command[0]
     if program.endswith(".jsonl") and Path(cwd or ".", program).is_file():
         raise UsageError(f"{program} is a recording, not a server command: open it with `mcp-inspect view "
@@ -238,6 +249,10 @@ def _check_host(host: str) -> str:
 
 def parse_view(argv: list[str]) -> Config:
     """`mcp-inspect view [--port N] [--host H] [--no-open] FILE`."""
+    from pathlib import Path
+
+    from inspector.config import Config
+
     parser = Parser(prog="mcp-inspect view", description="Open a recording in the browser, read-only: the same "
                     "timeline, filters and search; nothing is run or sent.")
     parser.add_argument("file", help="a recording (.jsonl)")
@@ -251,16 +266,38 @@ def parse_view(argv: list[str]) -> Config:
                   no_record=True, view=args.file, name=Path(args.file).stem)
 
 
+def _exit_now(code: int) -> None:
+    """End the process without the interpreter's teardown (freeing every module and object: about a tenth of a
+    `call`). Safe for `call` alone: by its return its recording is closed, its server stopped and its threads done,
+    and it wrote stdout and stderr with flushes; only Python's own buffers are flushed here, once more."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, OSError, ValueError):  # no stream, a closed pipe: nothing more can be said on it
+            pass
+    os._exit(code)
+
+
+def _on_path(program: str) -> bool:
+    import shutil
+
+    return shutil.which(program) is not None
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the `mcp-inspect` console script."""
+    """Entry point of the `mcp-inspect` console script (and of `python -m inspector.cli`: both pass no argv)."""
+    program = argv is None  # we are the process, not a caller's function
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["help"] and not shutil.which("help"):  # a program named help on PATH would still run
+    if argv[:1] == ["help"] and not _on_path("help"):  # a program named help on PATH would still run
         return show_help(argv[1:])
     subcommand = argv[0] if argv and argv[0] in SUBCOMMANDS else None
     if subcommand in ("call", "replay", "export", "check"):
         from inspector.commands import run_subcommand  # headless: never imports Flask, so `call` starts fast
 
-        return run_subcommand(subcommand, argv[1:])
+        code = run_subcommand(subcommand, argv[1:])
+        if program and subcommand == "call":
+            _exit_now(code)
+        return code
     try:
         if subcommand == "view":
             config = parse_view(argv[1:])

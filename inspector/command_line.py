@@ -7,11 +7,16 @@ It is the inverse of cli.py's parsing, so it lives beside it; the page imports i
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
-from typing import Any
+from collections.abc import Iterable
 
 from inspector.protocol.secrets import mask_argv, mask_url, shell_variable
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class UsageError(Exception):
@@ -27,6 +32,13 @@ def env_pairs(items: list[str]) -> list[tuple[str, str]]:
             raise UsageError(f"--env takes KEY=VALUE, got {item!r}")
         pairs.append((key, value))
     return pairs
+
+
+def server_environment(extra: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The environment a server starts with: ours, with these (key, value) pairs over it."""
+    env = dict(os.environ)
+    env.update(dict(extra))
+    return env
 
 
 def env_keys(items: list[str]) -> list[str]:

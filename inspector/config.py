@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from collections.abc import Iterable
 from pathlib import Path
 
+from inspector.command_line import server_environment  # noqa: F401 - defined with the faces' helpers, `call` needs it
 from inspector.protocol.eras import PROBE_SECONDS
 from inspector.protocol.secrets import inherited_secrets, target_secrets
 from inspector.client.rpc import DEFAULT_TIMEOUT
@@ -98,13 +98,6 @@ class Config:
         if self.config_file:
             target["config"] = {"file": self.config_file, "server": self.entry_name}
         return target
-
-
-def server_environment(extra: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """The environment a server starts with: ours, with these (key, value) pairs over it."""
-    env = dict(os.environ)
-    env.update(dict(extra))
-    return env
 
 
 def server_name(command: tuple[str, ...] | list[str], cwd: str | None) -> str:

@@ -10,11 +10,17 @@ import re
 import subprocess
 
 from conftest import PYTHON, ROOT, _readline_with_timeout, fixture_command
+from inspector.protocol.secrets import is_secret_name
 
 # The page's libraries, httpx, and the protocol checker's models and schemas: `call` needs none of them for a stdio
 # server.
 CHECKER = {"pydantic", "pydantic_core", "mcp_types", "jsonschema"}
 PAGE_AND_CHECKER = {"flask", "werkzeug", "jinja2", "markupsafe", "simple_websocket", "httpx", "httpcore", *CHECKER}
+# The standard library a bare client does without and `call` once imported at start, each milliseconds of a run
+# meant to be within 1.2x of a bare client (bench/call.py): dataclasses (and through it inspect, ast, dis), typing,
+# pathlib, shutil (bz2, lzma), datetime, tempfile; urllib.parse and base64 too while no URL or secret is handled.
+BARE_CLIENT_NEVER = {"dataclasses", "inspect", "ast", "dis", "typing", "pathlib", "shutil", "bz2", "lzma", "datetime",
+                     "tempfile", "urllib", "base64"}
 
 RUN_CLI = """
 import json, sys
@@ -25,11 +31,12 @@ with open(sys.argv[1], "w") as out:
 """
 
 
-def _modules_after(tmp_path, *argv: str) -> tuple[int, set[str]]:
+def _modules_after(tmp_path, *argv: str, environ: dict | None = None) -> tuple[int, set[str]]:
     """Run `mcp-inspect ARGV` in a child interpreter; its exit code and the top-level packages it had imported."""
     report = tmp_path / "modules.json"
     result = subprocess.run([PYTHON, "-c", RUN_CLI, str(report), *argv], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=90, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                            text=True, timeout=90, env={**(os.environ if environ is None else environ),
+                                                        "PYTHONPATH": str(ROOT)})
     assert result.returncode == 0, result.stderr
     data = json.loads(report.read_text())
     return data["code"], {name.split(".")[0] for name in data["modules"]}
@@ -40,6 +47,18 @@ def test_call_over_stdio_imports_neither_the_page_nor_httpx_nor_the_checkers_mod
     assert code == 0
     assert "inspector" in modules  # it did run
     assert not modules & PAGE_AND_CHECKER, sorted(modules & PAGE_AND_CHECKER)
+
+
+def test_call_over_stdio_imports_only_the_standard_library_a_bare_client_needs(tmp_path):
+    # Without secret-named variables in its environment (a CI's token would be a secret to mask, base64 and all),
+    # and with the server found on PATH, as users write it.
+    environ = {key: value for key, value in os.environ.items() if not is_secret_name(key)}
+    environ["PATH"] = os.pathsep.join([os.path.dirname(PYTHON), environ.get("PATH", "")])
+    command = [os.path.basename(PYTHON), *fixture_command("raw_server")[1:]]
+    code, modules = _modules_after(tmp_path, "call", "tools/list", "--", *command, environ=environ)
+    assert code == 0
+    assert "inspector" in modules and "subprocess" in modules  # it did run, and spawned
+    assert not modules & BARE_CLIENT_NEVER, sorted(modules & BARE_CLIENT_NEVER)
 
 
 def test_export_imports_neither_the_page_nor_httpx_and_a_copy_not_the_checker(tmp_path):

@@ -18,9 +18,13 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
 
 from inspector.protocol import jsonrpc
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_WAITING = 4096
 """Server requests waiting for their answer before more are left unanswered. A server that waits for its answers

@@ -7,11 +7,13 @@ a Client; `transport_for` builds either one wired to the client's public callbac
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from collections.abc import Callable, Iterable
 
 from inspector.client.targets import HttpTarget, StdioTarget
 
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
 if TYPE_CHECKING:
+    from typing import Any
     from inspector.client.rpc import Client
 
 def http_connection(url: str, *, transport: str, headers: Iterable[tuple[str, str]],

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable
 
 from inspector import __version__
 from inspector.protocol import eras, jsonrpc
+from inspector.protocol.plain import Plain
 from inspector.client.rpc import Client, Pending, RequestFailed
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 CLIENT_NAME = "mcp-inspect"
 REFUSED = re.compile(r"\bHTTP 40[13]\b")
@@ -43,30 +47,30 @@ class ConnectFailed(Exception):
     """The handshake (or the modern era's server/discover) failed; one line for the user."""
 
 
-@dataclass
-class Decision:
+class Decision(Plain):
     """The era to connect in, and why."""
 
-    era: str
-    version: str | None
-    why: str
-    discover: dict | None = None
-    """The probe's DiscoverResult, when it already has one (no second server/discover then)."""
-    found: eras.ProbeOutcome | None = None
-    """What a probe found (kept across restarts of the same command); None when nothing was probed."""
+    __slots__ = ("era", "version", "why", "discover", "found")
+
+    def __init__(self, era: str, version: str | None, why: str, discover: dict | None = None,
+                 found: eras.ProbeOutcome | None = None) -> None:
+        self.era, self.version, self.why = era, version, why
+        self.discover = discover
+        """The probe's DiscoverResult, when it already has one (no second server/discover then)."""
+        self.found = found
+        """What a probe found (kept across restarts of the same command); None when nothing was probed."""
 
 
-@dataclass
-class Connected:
+class Connected(Plain):
     """What connecting in an era found out."""
 
-    era: str
-    version: str | None
-    server_info: dict
-    capabilities: dict
-    instructions: str | None
-    why: str
-    supported_versions: list = field(default_factory=list)
+    __slots__ = ("era", "version", "server_info", "capabilities", "instructions", "why", "supported_versions")
+
+    def __init__(self, era: str, version: str | None, server_info: dict, capabilities: dict,
+                 instructions: str | None, why: str, supported_versions: list | None = None) -> None:
+        self.era, self.version, self.server_info, self.capabilities = era, version, server_info, capabilities
+        self.instructions, self.why = instructions, why
+        self.supported_versions = [] if supported_versions is None else supported_versions
 
 
 Restart = Callable[[str, str], bool]

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from collections.abc import Callable
 
 from inspector.client.deadlines import FOREVER
 from inspector.protocol.records import Record
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class RequestFailed(Exception):
@@ -23,33 +26,40 @@ class RequestFailed(Exception):
         """error, timeout, exited, stopped, restarted, not-running, transport, cancelled, rejected."""
 
 
-@dataclass
 class Pending:
-    """A request the client sent (or is about to send) and is waiting on."""
+    """A request the client sent (or is about to send) and is waiting on. Equal only to itself (its `done` event
+    made it so as a dataclass too)."""
 
-    id: Any
-    method: str
-    timeout: float
-    deadline: float = FOREVER
-    hard_deadline: float = FOREVER
-    """Progress notifications push the deadline back, never past this (the maximum timeout)."""
-    seq: int = 0
-    """The seq of the request's record (of its latest round)."""
-    done: threading.Event = field(default_factory=threading.Event)
-    response: dict | None = None
-    failure: RequestFailed | None = None
-    on_done: Callable[["Pending"], None] | None = None
-    on_recorded: Callable[["Pending", Record], None] | None = None
-    """Called once the request is recorded, before it is written (a fast answer must find what it links)."""
-    params: Any = None
-    """What was sent (an input_required answer is retried with the same params plus the user's answers)."""
-    rounds: int = 1
-    """How many times this request went out (modern era: each input_required answer adds a round)."""
-    response_seq: int = 0
-    """The seq of the answer's record."""
-    call: Any = field(default=None, repr=False)
-    """Whatever this request carries out for its sender (the page's Call), opaque here."""
-    sent_at: float = field(default_factory=time.monotonic)
+    __slots__ = ("id", "method", "timeout", "deadline", "hard_deadline", "seq", "done", "response", "failure",
+                 "on_done", "on_recorded", "params", "rounds", "response_seq", "call", "sent_at")
+
+    def __init__(self, id: Any, method: str, timeout: float, deadline: float = FOREVER,
+                 hard_deadline: float = FOREVER, on_done: Callable[[Pending], None] | None = None,
+                 on_recorded: Callable[[Pending, Record], None] | None = None, params: Any = None,
+                 call: Any = None) -> None:
+        self.id, self.method, self.timeout, self.deadline = id, method, timeout, deadline
+        self.hard_deadline = hard_deadline
+        """Progress notifications push the deadline back, never past this (the maximum timeout)."""
+        self.seq = 0
+        """The seq of the request's record (of its latest round)."""
+        self.done = threading.Event()
+        self.response: dict | None = None
+        self.failure: RequestFailed | None = None
+        self.on_done = on_done
+        self.on_recorded = on_recorded
+        """Called once the request is recorded, before it is written (a fast answer must find what it links)."""
+        self.params = params
+        """What was sent (an input_required answer is retried with the same params plus the user's answers)."""
+        self.rounds = 1
+        """How many times this request went out (modern era: each input_required answer adds a round)."""
+        self.response_seq = 0
+        """The seq of the answer's record."""
+        self.call = call
+        """Whatever this request carries out for its sender (the page's Call), opaque here."""
+        self.sent_at = time.monotonic()
+
+    def __repr__(self) -> str:
+        return f"Pending(id={self.id!r}, method={self.method!r}, seq={self.seq})"
 
     def answer(self, timeout: float | None = None) -> dict:
         """The response message (a result or an error), or raise RequestFailed when none came."""

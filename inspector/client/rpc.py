@@ -16,7 +16,7 @@ import itertools
 import threading
 import time
 from collections import Counter
-from typing import Any, Callable
+from collections.abc import Callable
 
 from inspector.protocol import eras, jsonrpc
 from inspector.protocol.records import (EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, UNANSWERED, Record,
@@ -24,6 +24,10 @@ from inspector.protocol.records import (EVENT, INVALID, MESSAGE, STDERR, TO_SERV
 from inspector.client.answers import ServerRequests, default_answer
 from inspector.client.deadlines import FOREVER, Deadlines
 from inspector.client.pending import Pending, RequestFailed  # re-exported: callers import them from here
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_TIMEOUT = 60.0
 """Seconds to wait for an answer unless told otherwise (--timeout): the page, the commands and replay alike."""

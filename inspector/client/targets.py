@@ -5,11 +5,10 @@ header values stay in these values and in the connection: recordings and the pag
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Iterable
-from urllib.parse import urlsplit
+from collections.abc import Iterable
 
 from inspector.protocol.json import REDACTED
+from inspector.protocol.plain import Plain
 
 HTTP_TRANSPORTS = ("auto", "streamable-http", "sse")
 
@@ -24,6 +23,8 @@ class HeaderError(TargetError):
 
 def check_url(url: str) -> str:
     """The --url value, if it is http(s) with a host; raises TargetError."""
+    from urllib.parse import urlsplit  # for URLs only: a command over stdio never needs it
+
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise TargetError(f"--url takes an http:// or https:// URL with a host, got {url!r}")
@@ -35,13 +36,14 @@ def parse_headers(items: Iterable[str]) -> tuple[tuple[str, str], ...]:
     return tuple(parse_header(item) for item in items)
 
 
-@dataclass(frozen=True)
-class HttpTarget:
+class HttpTarget(Plain):
     """A server reached over HTTP: --url, --transport and --header as one value."""
 
-    url: str
-    transport: str = "auto"
-    headers: tuple[tuple[str, str], ...] = ()
+    __slots__ = ("url", "transport", "headers")
+    __hash__ = Plain.field_hash
+
+    def __init__(self, url: str, transport: str = "auto", headers: tuple[tuple[str, str], ...] = ()) -> None:
+        self.url, self.transport, self.headers = url, transport, headers
 
     def recorded(self) -> dict:
         """The recording header's `target`: the header names only, their values redacted."""
@@ -97,15 +99,18 @@ def redacted(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 def url_name(url: str) -> str:
     """A short name for an HTTP target (the recording's file name): host, port and path."""
+    from urllib.parse import urlsplit
+
     parts = urlsplit(url)
     return "-".join(part for part in (parts.hostname or "server", str(parts.port or ""), parts.path.strip("/"))
                     if part)
 
 
-@dataclass(frozen=True)
-class StdioTarget:
+class StdioTarget(Plain):
     """A server command run over stdio."""
 
-    command: tuple[str, ...]
-    cwd: str | None = None
-    env: dict | None = None
+    __slots__ = ("command", "cwd", "env")
+    __hash__ = Plain.field_hash
+
+    def __init__(self, command: tuple[str, ...], cwd: str | None = None, env: dict | None = None) -> None:
+        self.command, self.cwd, self.env = command, cwd, env

@@ -8,17 +8,14 @@ connection, timeout or crash failure (one line on stderr, never a traceback).
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
-from typing import Any
 
-from inspector.config import DEFAULT_TIMEOUT
 from inspector.protocol import jsonrpc
 from inspector.protocol.eras import explain_error
 from inspector.protocol.json import loads
 from inspector.client.connect import Connection
 from inspector.client.targets import StdioTarget
 from inspector.client.handshake import ConnectFailed, connect_headless
-from inspector.client.rpc import Client, RequestFailed
+from inspector.client.rpc import DEFAULT_TIMEOUT, Client, RequestFailed
 from inspector.protocol.eras import PROBE_SECONDS
 from inspector.recording.files import RecordingError, close_sink, open_sink
 from inspector.transport.stdio import SpawnError
@@ -27,6 +24,10 @@ from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
     echo_stderr, env_keys, fail, masker_for, server_env, split_command, write_stdout,
 )
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Shorthand option → the method it implies.
 SHORTHANDS = {"tool": "tools/call", "uri": "resources/read", "prompt": "prompts/get"}
@@ -45,24 +46,24 @@ method); the server's stderr goes to stderr.
 exit status: 0 result, 1 JSON-RPC error or isError result, 2 usage, spawn, connection, timeout or crash."""
 
 
-@dataclass(frozen=True)
 class CallArgs:
     """A parsed `call` invocation."""
 
-    method: str
-    params: Any
-    """The params value to send, or None to send none."""
-    command: list[str]
-    timeout: float = DEFAULT_TIMEOUT
-    record: str | None = None
-    env: tuple[str, ...] = ()
-    cwd: str | None = None
-    protocol: str = "auto"
-    probe_timeout: float | None = None
-    """--probe-timeout; None: the request timeout."""
-    http: Any = None
-    """connect.HttpTarget for --url, else None (the command after --)."""
-    probe_timeout: float = PROBE_SECONDS
+    __slots__ = ("method", "params", "command", "timeout", "record", "env", "cwd", "protocol", "probe_timeout",
+                 "http")
+
+    def __init__(self, method: str, params: Any, command: list[str], timeout: float = DEFAULT_TIMEOUT,
+                 record: str | None = None, env: tuple[str, ...] = (), cwd: str | None = None,
+                 protocol: str = "auto", probe_timeout: float = PROBE_SECONDS, http: Any = None) -> None:
+        self.method = method
+        self.params = params
+        """The params value to send, or None to send none."""
+        self.command, self.timeout, self.record, self.env, self.cwd = command, timeout, record, env, cwd
+        self.protocol = protocol
+        self.probe_timeout = probe_timeout
+        """--probe-timeout: how long server/discover may go unanswered after the server's first output."""
+        self.http = http
+        """connect.HttpTarget for --url, else None (the command after --)."""
 
 
 def build_parser() -> Parser:

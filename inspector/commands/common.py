@@ -8,14 +8,19 @@ import os
 import re
 import shlex
 import sys
-from pathlib import Path
-from typing import Any
 
-from inspector.command_line import UsageError, env_keys, env_pairs  # noqa: F401 - the commands import them from here
-from inspector.config import DEFAULT_TIMEOUT, server_environment
+from inspector.command_line import (  # noqa: F401 - the commands import them from here
+    UsageError, env_keys, env_pairs, server_environment,
+)
+from inspector.client.rpc import DEFAULT_TIMEOUT
 from inspector.protocol import json as protocol_json
 from inspector.protocol.eras import PROBE_SECONDS
 from inspector.protocol.secrets import Masker, inherited_secrets, mask_argv, target_secrets
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
+    from pathlib import Path
 
 # Whole escape sequences first (so "\x1b[31m" does not leave "[31m" behind), then any control character left:
 # C0 but tab, DEL, and C1 (U+0080-U+009F; U+009B alone is a CSI on many terminals). security.md row 12.
@@ -68,10 +73,33 @@ class Parser(argparse.ArgumentParser):
     and every subcommand. Abbreviations of long options are refused (the main command keeps them, see cli.py)."""
 
     def __init__(self, *, allow_abbrev: bool = False, **kwargs: Any) -> None:
-        super().__init__(allow_abbrev=allow_abbrev, formatter_class=argparse.RawDescriptionHelpFormatter, **kwargs)
+        super().__init__(allow_abbrev=allow_abbrev, formatter_class=_HelpFormatter, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         raise UsageError(message)
+
+
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's formatter as wide as the terminal, like its own default, but measured without importing shutil
+    (argparse makes a formatter for every add_argument, and shutil imports bz2, lzma and zlib: milliseconds of
+    every start). COLUMNS first, then the terminal of stdout, else 80 columns, as shutil.get_terminal_size."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _terminal_columns() - 2 if width is None else width)
+
+
+def _terminal_columns() -> int:
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def value_options(parser: argparse.ArgumentParser) -> frozenset[str]:
@@ -262,6 +290,8 @@ def disabled_rules(path: str | None) -> frozenset:
 
 def read_rules_file(path: str | Path) -> set[str]:
     """Read a --rules FILE and hand its text to the pure rules parser; raises RulesError."""
+    from pathlib import Path
+
     from inspector.protocol.diagnostics.rules import RulesError, parse_rules
 
     path = Path(path)

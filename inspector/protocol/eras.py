@@ -10,8 +10,12 @@ falls back to `initialize` on anything it does not recognise as a modern answer 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+
+from inspector.protocol.plain import Plain
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 LEGACY = "legacy"
 MODERN = "modern"
@@ -53,14 +57,17 @@ class ProtocolChoiceError(ValueError):
     """A --protocol value that is neither an era nor a revision date."""
 
 
-@dataclass(frozen=True)
-class ProtocolChoice:
+class ProtocolChoice(Plain):
     """What --protocol asked for."""
 
-    era: str
-    """auto, legacy or modern."""
-    version: str | None
-    """The revision to speak; None with auto (the probe decides)."""
+    __slots__ = ("era", "version")
+    __hash__ = Plain.field_hash
+
+    def __init__(self, era: str, version: str | None) -> None:
+        self.era = era
+        """auto, legacy or modern."""
+        self.version = version
+        """The revision to speak; None with auto (the probe decides)."""
 
     @property
     def label(self) -> str:
@@ -109,19 +116,22 @@ def with_meta(params: dict | None, meta: dict) -> dict:
     return out
 
 
-@dataclass(frozen=True)
-class ProbeOutcome:
+class ProbeOutcome(Plain):
     """What a server/discover probe said about the server."""
 
-    era: str
-    version: str | None
-    reason: str
-    """One line for the timeline: why this era."""
-    discover: dict | None = None
-    """The DiscoverResult, when there was one."""
-    conclusive: bool = True
-    """False when the answer says nothing about the era (the server refused us: HTTP 401/403); such an outcome
-    is used for this start only and never kept for the next ones."""
+    __slots__ = ("era", "version", "reason", "discover", "conclusive")
+    __hash__ = Plain.field_hash
+
+    def __init__(self, era: str, version: str | None, reason: str, discover: dict | None = None,
+                 conclusive: bool = True) -> None:
+        self.era, self.version = era, version
+        self.reason = reason
+        """One line for the timeline: why this era."""
+        self.discover = discover
+        """The DiscoverResult, when there was one."""
+        self.conclusive = conclusive
+        """False when the answer says nothing about the era (the server refused us: HTTP 401/403); such an
+        outcome is used for this start only and never kept for the next ones."""
 
 
 def judge_probe(response: dict | None) -> ProbeOutcome:

@@ -17,7 +17,11 @@ from __future__ import annotations
 import json
 import re
 from itertools import accumulate
-from typing import Any, Iterable
+from collections.abc import Iterable
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 REDACTED = "[REDACTED]"
 """What a recording, an export or the page shows instead of a secret value."""

@@ -7,10 +7,13 @@ No I/O here. Payloads stay plain dicts exactly as they crossed the wire: an insp
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
 
 from inspector.protocol.json import TooDeep, dumps, loads
+from inspector.protocol.plain import Plain
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Message kinds, as shown in the timeline and used by the filters.
 REQUEST = "request"
@@ -27,18 +30,21 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 
-@dataclass(frozen=True)
-class Decoded:
+class Decoded(Plain):
     """One line read from a server, decoded."""
 
-    kind: str
-    """request, response, error, notification, batch, or invalid."""
-    msg: Any = None
-    """The parsed JSON value (a dict, or a list for a batch); None when the line is not JSON."""
-    problem: str = ""
-    """Why the line is invalid (not UTF-8, not JSON, nested too deep, not a JSON-RPC object); empty otherwise."""
-    text: str = ""
-    """The line as text (undecodable bytes replaced), kept for invalid lines."""
+    __slots__ = ("kind", "msg", "problem", "text")
+    __hash__ = Plain.field_hash
+
+    def __init__(self, kind: str, msg: Any = None, problem: str = "", text: str = "") -> None:
+        self.kind = kind
+        """request, response, error, notification, batch, or invalid."""
+        self.msg = msg
+        """The parsed JSON value (a dict, or a list for a batch); None when the line is not JSON."""
+        self.problem = problem
+        """Why the line is invalid (not UTF-8, not JSON, nested too deep, not a JSON-RPC object); empty otherwise."""
+        self.text = text
+        """The line as text (undecodable bytes replaced), kept for invalid lines."""
 
 
 def classify(msg: Any) -> tuple[str, str]:

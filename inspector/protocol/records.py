@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
 
 from inspector.protocol import jsonrpc
+from inspector.protocol.plain import Plain, replace
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
 TO_SERVER = "to_server"
 FROM_SERVER = "from_server"
@@ -78,57 +81,65 @@ def describe_event(event: str, detail: dict) -> str:
     return f"{event} {json.dumps(detail, ensure_ascii=False)[:EVENT_PREVIEW_CHARS]}"
 
 
-class RecordSink(Protocol):
-    """Where a record goes: the Store (the page), recording.files.Sink and check.CheckingSink (the commands).
+if TYPE_CHECKING:  # a declaration for readers and type checkers; nothing checks it at run time
+    class RecordSink(Protocol):
+        """Where a record goes: the Store (the page), recording.files.Sink and check.CheckingSink (the commands).
 
-    Declared so a reader (and a type checker) sees which `add` a call reaches; each returns the record with its
-    seq and time set."""
+        Declared so a reader (and a type checker) sees which `add` a call reaches; each returns the record with its
+        seq and time set."""
 
-    def add(self, record: Record) -> Record: ...
+        def add(self, record: Record) -> Record: ...
 
-    def add_batch(self, records: list[Record]) -> list[Record]:
-        """Several records at once (the lines of one pipe read), in order: numbered, written with one write,
-        then made visible together; returns them with their seq and time set."""
+        def add_batch(self, records: list[Record]) -> list[Record]:
+            """Several records at once (the lines of one pipe read), in order: numbered, written with one write,
+            then made visible together; returns them with their seq and time set."""
 
 
 class RecordError(ValueError):
     """A recording line that is JSON but not a valid record."""
 
 
-@dataclass
-class Record:
+class Record(Plain):
     """One thing that happened in a session, in arrival order."""
 
-    kind: str
-    """message, stderr, invalid or event."""
-    seq: int = 0
-    """Strictly increasing position in the session; assigned by the store."""
-    t: float = 0.0
-    """Unix time in seconds."""
-    dir: str | None = None
-    """to_server or from_server, for messages and invalid lines."""
-    msg: Any = None
-    """The JSON-RPC value exactly as it crossed the wire (kind message)."""
-    text: str | None = None
-    """A stderr line (kind stderr)."""
-    raw: str | None = None
-    """The undecodable or non-JSON-RPC line as text (kind invalid)."""
-    error: str | None = None
-    """Why a line is invalid (kind invalid)."""
-    event: str | None = None
-    """Event name (kind event): spawn, handshake, timeout, exit, session-end, ..."""
-    detail: dict = field(default_factory=dict)
-    """Event details (kind event)."""
-    origin: str | None = None
-    """Who made a to_server message when it was not the inspector's own logic: "user" for hand-made ones."""
-    follows: int | None = None
-    """A request retried after an input_required answer: the seq of that answer (the chain's previous link)."""
-    http: dict | None = None
-    """Over HTTP: the exchange that carried the message (status, MCP-relevant headers; secrets redacted)."""
-    wire: bytes | None = field(default=None, repr=False, compare=False)
-    """The server's line exactly as it came, when `msg` was decoded from it and it may be written as it is
-    (`writable_as_is`): to_line writes it as the record's `msg` instead of encoding `msg`. Not part of the
-    record's JSON form; whoever changes `msg` sets it to None."""
+    __slots__ = ("kind", "seq", "t", "dir", "msg", "text", "raw", "error", "event", "detail", "origin", "follows",
+                 "http", "wire")
+    _hidden = ("wire",)
+
+    def __init__(self, kind: str, seq: int = 0, t: float = 0.0, dir: str | None = None, msg: Any = None,
+                 text: str | None = None, raw: str | None = None, error: str | None = None,
+                 event: str | None = None, detail: dict | None = None, origin: str | None = None,
+                 follows: int | None = None, http: dict | None = None, wire: bytes | None = None) -> None:
+        self.kind = kind
+        """message, stderr, invalid or event."""
+        self.seq = seq
+        """Strictly increasing position in the session; assigned by the store."""
+        self.t = t
+        """Unix time in seconds."""
+        self.dir = dir
+        """to_server or from_server, for messages and invalid lines."""
+        self.msg = msg
+        """The JSON-RPC value exactly as it crossed the wire (kind message)."""
+        self.text = text
+        """A stderr line (kind stderr)."""
+        self.raw = raw
+        """The undecodable or non-JSON-RPC line as text (kind invalid)."""
+        self.error = error
+        """Why a line is invalid (kind invalid)."""
+        self.event = event
+        """Event name (kind event): spawn, handshake, timeout, exit, session-end, ..."""
+        self.detail = {} if detail is None else detail
+        """Event details (kind event)."""
+        self.origin = origin
+        """Who made a to_server message when it was not the inspector's own logic: "user" for hand-made ones."""
+        self.follows = follows
+        """A request retried after an input_required answer: the seq of that answer (the chain's previous link)."""
+        self.http = http
+        """Over HTTP: the exchange that carried the message (status, MCP-relevant headers; secrets redacted)."""
+        self.wire = wire
+        """The server's line exactly as it came, when `msg` was decoded from it and it may be written as it is
+        (`writable_as_is`): to_line writes it as the record's `msg` instead of encoding `msg`. Not part of the
+        record's JSON form (nor of its equality); whoever changes `msg` sets it to None."""
 
     def to_dict(self) -> dict:
         """The record's JSON form: only the fields its kind uses."""
@@ -257,28 +268,31 @@ def refused_post(record: Record) -> bool:
             and not isinstance(status, bool) and status >= 400)
 
 
-@dataclass
 class _Open:
-    seq: int
-    method: str
-    t: float
-    timed_out: bool = False
+    __slots__ = ("seq", "method", "t", "timed_out")
+
+    def __init__(self, seq: int, method: str, t: float, timed_out: bool = False) -> None:
+        self.seq, self.method, self.t, self.timed_out = seq, method, t, timed_out
 
 
-@dataclass(frozen=True)
-class Pairing:
+class Pairing(Plain):
     """What pairing learned about one record."""
 
-    method: str | None = None
-    """The method of a request or notification, or of the request a response answers."""
-    pair_seq: int | None = None
-    """The seq of the matching request (for a response) or None."""
-    latency_ms: float | None = None
-    """Response time after its request."""
-    late: bool = False
-    """The response answers a request that had already timed out."""
-    unmatched: bool = False
-    """A response whose id matches no open request of the other side."""
+    __slots__ = ("method", "pair_seq", "latency_ms", "late", "unmatched")
+    __hash__ = Plain.field_hash
+
+    def __init__(self, method: str | None = None, pair_seq: int | None = None, latency_ms: float | None = None,
+                 late: bool = False, unmatched: bool = False) -> None:
+        self.method = method
+        """The method of a request or notification, or of the request a response answers."""
+        self.pair_seq = pair_seq
+        """The seq of the matching request (for a response) or None."""
+        self.latency_ms = latency_ms
+        """Response time after its request."""
+        self.late = late
+        """The response answers a request that had already timed out."""
+        self.unmatched = unmatched
+        """A response whose id matches no open request of the other side."""
 
 
 class Pairer:

@@ -15,15 +15,17 @@ MIN_PLAIN_CHARS for -e values under ordinary names (e.g. `LOG_LEVEL=debug` stays
 
 from __future__ import annotations
 
-import base64
 import json
 import re
-from dataclasses import replace
-from typing import Any, Iterable, Mapping
-from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus, urlsplit, urlunsplit
+from collections.abc import Iterable, Mapping
 
 from inspector.protocol.json import REDACTED
+from inspector.protocol.plain import replace
 from inspector.protocol.records import EVENT, Record
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 MIN_SECRET_CHARS = 4
 """A value under a secret name (or a header value, a URL password) shorter than this is not searched for."""
@@ -113,10 +115,16 @@ def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
     return [value for value in found if len(value) >= MIN_SECRET_CHARS]
 
 
+# urllib.parse and base64 are imported where a URL or a secret is handled: a `call` over stdio with no secret
+# starts without them.
+
+
 def url_secrets(url: str | None) -> list[str]:
     """A URL's userinfo password and the values of its secret-named query parameters."""
     if not url:
         return []
+    from urllib.parse import parse_qsl, urlsplit
+
     try:
         parts = urlsplit(url)
         password = parts.password
@@ -130,6 +138,8 @@ def url_secrets(url: str | None) -> list[str]:
 def mask_url(url: str, placeholder=lambda name: REDACTED) -> str:
     """A URL with its userinfo password and secret-named query values replaced by placeholder(name) ("password" for
     the userinfo's): for the page, snippets and copy-as-command, where a URL is shown rather than used."""
+    from urllib.parse import urlsplit, urlunsplit
+
     try:
         parts = urlsplit(url)
         password = parts.password
@@ -144,6 +154,8 @@ def mask_url(url: str, placeholder=lambda name: REDACTED) -> str:
 
 
 def _mask_pair(pair: str, placeholder) -> str:
+    from urllib.parse import unquote_plus
+
     name, sep, _ = pair.partition("=")
     return f"{name}={placeholder(unquote_plus(name))}" if sep and is_secret_name(unquote_plus(name)) else pair
 
@@ -157,6 +169,8 @@ def target_secrets(command: Iterable[str] = (), env: Iterable[tuple[str, str]] =
 def literal_variants(literal: str) -> list[tuple[str, str]]:
     """(form, text) for a secret as it may appear: "raw", "url-encoded" (both escapes' cases), "base64" (any
     alignment, both alphabets)."""
+    from urllib.parse import quote, quote_plus
+
     out = [("raw", literal)]
     for encoded in {quote(literal, safe=""), quote_plus(literal, safe="")} - {literal}:
         lower = re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded)
@@ -167,6 +181,8 @@ def literal_variants(literal: str) -> list[tuple[str, str]]:
 
 def base64_cores(data: bytes) -> list[str]:
     """The parts of base64 text that encode data whatever bytes surround it (three alignments, both alphabets)."""
+    import base64
+
     cores = []
     for offset, skip in ((0, 0), (1, 2), (2, 3)):
         encoded = base64.b64encode(b"\0" * offset + data).decode("ascii")

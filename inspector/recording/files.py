@@ -6,14 +6,12 @@ See docs/recording-format.md for the format users share.
 
 from __future__ import annotations
 
-import datetime as _dt
 import os
 import re
 import stat
 import threading
 import time
-from pathlib import Path
-from typing import Any, Iterator
+from collections.abc import Iterator
 
 from inspector import __version__
 from inspector.protocol import jsonrpc
@@ -25,9 +23,27 @@ from inspector.recording import format as limits  # the caps are read at call ti
 from inspector.recording.format import (  # noqa: F401  (the format's names, re-exported for importers)
     BLOCK_BYTES, FORMAT, MAX_LINE_BYTES, RECORD_DEPTH, UTF8_BOM, VERSION, RecordingError,
 )
-from inspector.recording.reading import (  # noqa: F401  (the reading side, re-exported for importers)
-    Line, Loaded, RecordingReader, check_header, file_lines, read_recording, split_lines, stream_recording,
-)
+
+TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
+if TYPE_CHECKING:
+    from typing import Any
+    import datetime as _dt
+    from pathlib import Path
+
+    from inspector.recording.reading import Line
+
+# The reading side (recording/reading.py), re-exported for importers and loaded on their first use: `call` and
+# `check` write a recording but never read one, and start faster without it.
+_READING = frozenset({"Line", "Loaded", "RecordingReader", "check_header", "file_lines", "read_recording",
+                      "split_lines", "stream_recording"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _READING:
+        from inspector.recording import reading
+
+        return getattr(reading, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def header(target: dict, *, protocol: str = "auto", env_keys: list[str] | tuple[str, ...] = ()) -> dict:
@@ -36,12 +52,18 @@ def header(target: dict, *, protocol: str = "auto", env_keys: list[str] | tuple[
         "kind": "header",
         "format": FORMAT,
         "version": VERSION,
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "created": _utc_now_text(),
         "inspector": __version__,
         "target": target,
         "protocol": protocol,
         "env": {key: REDACTED for key in env_keys},
     }
+
+
+def _utc_now_text() -> str:
+    """Now in UTC as 2026-11-30T21:56:39.465Z (ISO 8601, milliseconds), without importing datetime."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
 
 
 def safe_name(name: str) -> str:
@@ -52,6 +74,8 @@ def safe_name(name: str) -> str:
 
 def default_path(folder: Path, name: str, now: _dt.datetime | None = None) -> Path:
     """recordings/%Y-%m-%dT%H-%M-%S-<name>.jsonl (UTC)."""
+    import datetime as _dt  # the page's recording only: `call` names no file
+
     now = now or _dt.datetime.now(_dt.timezone.utc)
     return folder / f"{now.strftime('%Y-%m-%dT%H-%M-%S')}-{safe_name(name)}.jsonl"
 
@@ -88,6 +112,8 @@ class RecordingWriter:
     @classmethod
     def create(cls, path: Path, *, unique: bool = True) -> "RecordingWriter":
         """Create a new file exclusively; with unique, add -2, -3, ... on a name clash."""
+        from pathlib import Path  # only for a named file: a `call` without --record spools to an unnamed one
+
         path = Path(path)
         candidate, n = path, 1
         while True:
@@ -119,6 +145,8 @@ class RecordingWriter:
     @classmethod
     def open_existing(cls, path: Path | str) -> "RecordingWriter":
         """An existing recording, read-only (for `view`): nothing is ever written to it."""
+        from pathlib import Path
+
         path = Path(path)
         try:
             # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever, before the
@@ -157,6 +185,8 @@ class RecordingWriter:
 
     def read_lines(self) -> Iterator["Line"]:
         """Every line written so far, capped like every reader (see split_lines); the tail may be cut off."""
+        from inspector.recording.reading import split_lines
+
         return split_lines(self.blocks())
 
     def blocks(self) -> Iterator[bytes]:
@@ -181,7 +211,7 @@ class RecordingWriter:
         """Flush to disk and close."""
         if not self.closed:
             self.closed = True
-            if not self.readonly:
+            if not self.readonly and self.path is not None:  # a spool file has no name: nothing of it outlives us
                 try:
                     os.fsync(self._fd)
                 except OSError:
@@ -238,7 +268,7 @@ def open_sink(record: str | None, command: list[str], cwd: str | None, *, protoc
     in every record). Raises RecordingError when the file cannot be created.
     """
     masker = masker or Masker()
-    writer = RecordingWriter.create(Path(record), unique=False) if record else RecordingWriter.spool()
+    writer = RecordingWriter.create(record, unique=False) if record else RecordingWriter.spool()
     if http is not None:
         target = http.recorded()
     else:

@@ -9,14 +9,13 @@ wait, SIGKILL the group.
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 from collections import deque
-from typing import Callable
+from collections.abc import Callable
 
 from inspector.transport import ExitInfo, SpawnError
 from inspector.transport.lines import LineSplitter
@@ -72,10 +71,20 @@ def resolve_command(command: list[str], cwd: str | None, env: dict[str, str]) ->
         if os.path.isdir(path) or not os.access(path, os.X_OK):
             raise SpawnError(f"command is not executable: {program}")
         return path
-    found = shutil.which(program, path=env.get("PATH", os.defpath))
+    found = _which(program, env.get("PATH", os.defpath))
     if not found:
         raise SpawnError(f"command not found: {program}")
     return found
+
+
+def _which(program: str, path: str) -> str | None:
+    """The first executable file named `program` in the folders of `path`: shutil.which's search on POSIX, where
+    every spawn needs it, without importing shutil (which imports bz2, lzma and zlib: milliseconds of each start)."""
+    for folder in path.split(os.pathsep):
+        candidate = os.path.join(folder or os.curdir, program)
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return candidate
+    return None
 
 
 class StdioProcess:
@@ -118,7 +127,6 @@ class StdioProcess:
                 cwd=self._cwd, env=self._env, close_fds=True, **_own_group(0))
         except OSError as exc:
             raise SpawnError(f"cannot start {self.command[0]}: {exc.strerror or exc}") from None
-        self._start_lifeline()
         # Our own copy of the pipe's fd, so the Popen's file object is closed and never written or flushed.
         stdin_fd = os.dup(self._proc.stdin.fileno())
         self._proc.stdin.close()
@@ -189,6 +197,11 @@ class StdioProcess:
 
     def _wait_exit(self) -> None:
         assert self._proc is not None
+        # The lifeline is spawned here, off the caller's thread: the caller goes on to write its first request
+        # while the shell starts (a spawn waits for the child's exec, milliseconds on a busy machine), and this
+        # thread, the only one that closes it before the exit is reported, cannot close it before it exists. The
+        # server is not reaped yet, so its group is there to join even if it has died already.
+        self._start_lifeline()
         returncode = self._proc.wait()
         # Let the readers hand over what the server wrote before dying, so its last words precede the exit row.
         # A grandchild can keep the pipes open, so do not wait for EOF for long.
@@ -203,12 +216,14 @@ class StdioProcess:
         else:
             info = ExitInfo(code=returncode, signal=None, stderr_tail=list(self._stderr_tail))
         self.exit_info = info
-        # The server is gone, but what it started may not be: nothing of its group outlives it.
+        # The server is gone, but what it started may not be: nothing of its group outlives it. The lifeline (which
+        # ignores SIGTERM) is reaped once the SIGTERM is out, so the group then exists only through others: one
+        # signal-0 answers what a scan of /proc did (tens of ms on a busy machine, paid by every `call`).
         self._kill_group(signal.SIGTERM)
+        self._close_lifeline()
         if self._group_alive():
             time.sleep(0.2)
             self._kill_group(signal.SIGKILL)
-        self._close_lifeline()
         if self._stdin is not None:
             self.unread_at_exit = self._stdin.unread()
             self._stdin.close()
@@ -241,31 +256,14 @@ class StdioProcess:
             pass
 
     def _group_alive(self) -> bool:
+        """Whether anyone is left in the server's group; asked once the lifeline (a member) is reaped."""
         if self._proc is None:
             return False
         try:
             os.killpg(self._proc.pid, 0)
         except (ProcessLookupError, PermissionError):
             return False
-        # The lifeline is a member too; the group counts as alive only through others.
-        return self._group_has_others()
-
-    def _group_has_others(self) -> bool:
-        lifeline_pid = self._lifeline.pid if self._lifeline else None
-        try:
-            entries = os.listdir("/proc")
-        except OSError:
-            return True  # no /proc (macOS): assume someone is left and let SIGKILL decide
-        group = self._proc.pid
-        for entry in entries:
-            if not entry.isdigit() or int(entry) == lifeline_pid:
-                continue
-            try:
-                if os.getpgid(int(entry)) == group:
-                    return True
-            except OSError:
-                continue
-        return False
+        return True
 
     def _close_lifeline(self) -> None:
         lifeline, self._lifeline = self._lifeline, None
@@ -280,7 +278,6 @@ class StdioProcess:
                 lifeline.stdin.close()
         except OSError:
             pass
-        try:
-            lifeline.wait(timeout=2)
-        except subprocess.TimeoutExpired:
-            pass
+        # A blocking wait, not wait(timeout): Popen polls a timed wait with sleeps (0.5 ms, then doubling), and
+        # SIGKILL ends a shell blocked in read() at once.
+        lifeline.wait()
