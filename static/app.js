@@ -310,15 +310,28 @@
   // ---- live frames: acknowledged once painted -----------------------------------------------
   // The server sends the next frame only after this (inspector/web/live_flow.py), so a page that
   // renders slowly gets fewer, larger frames instead of a backlog. After the frame that paints
-  // the swap: a rAF callback runs before that paint, the timeout after it.
+  // the swap: a rAF callback runs before that paint, the timeout after it. Every frame is
+  // acknowledged, once: one whose swap threw (hx-ws then fires htmx:ws:error, not after:message),
+  // and one after which no animation frame comes (a tab that is not painting) after ACK_LATEST_MS.
+  // A lost acknowledgement would hold back every live row until the server gives up on the tab.
+  var ACK_LATEST_MS = 2000;
+  function acknowledge(socket) {
+    var done = false;
+    var ack = function () {
+      if (done) return;
+      done = true;
+      if (socket.readyState === WebSocket.OPEN) socket.send('{"type":"ack"}');
+    };
+    requestAnimationFrame(function () { setTimeout(ack, 0); });
+    setTimeout(ack, ACK_LATEST_MS);
+  }
+  var socketOf = function (e) { return e.detail && e.detail.connection && e.detail.connection.socket; };
   document.addEventListener('htmx:ws:after:message:incoming', function (e) {
-    var socket = e.detail && e.detail.connection && e.detail.connection.socket;
-    if (!socket) return;
-    requestAnimationFrame(function () {
-      setTimeout(function () {
-        if (socket.readyState === WebSocket.OPEN) socket.send('{"type":"ack"}');
-      }, 0);
-    });
+    if (socketOf(e)) acknowledge(socketOf(e));
+  });
+  document.addEventListener('htmx:ws:error', function (e) {
+    // A frame that failed to swap (the socket's own failures come as an Event, not an Error).
+    if (socketOf(e) && e.detail.error instanceof Error) acknowledge(socketOf(e));
   });
 
   // ---- filters: re-sync after every (re)connect ----------------------------------------------

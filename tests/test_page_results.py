@@ -67,8 +67,8 @@ def test_id_cells_do_not_cut_five_digit_row_numbers(page, inspector_factory, tmp
 def test_load_older_rows_only_when_older_rows_pass_the_filter(page, inspector_factory):
     inspector = inspector_factory(fixture_command("stderr_server"))
     open_tool(page, inspector, "quiet")
-    call_and_wait(page)
-    call_and_wait(page)
+    first = call_and_wait(page).get_attribute("id")
+    assert call_and_wait(page).get_attribute("id") != first, "the second call waited for its own card"
     older = page.locator("#older")
     calls = page.locator("#timeline-rows > .row", has_text="tools/call")
     wait_for(lambda: calls.count() == 4, 30, message="both calls in the timeline")

@@ -16,8 +16,14 @@ def open_tool(page, inspector, tool: str, width: int = 1280, height: int = 800) 
 
 
 def call_and_wait(page):
-    """Click Call and wait for the answer; the call's card."""
+    """Click Call and wait for the answer; the new call's card.
+
+    An opened tool shows its latest call, so the card to wait for is one with an id that was not there before the
+    click (the previous call's card is already answered, and would end the wait at once)."""
+    before = page.evaluate("() => Array.from(document.querySelectorAll('#tool-detail .call'), c => c.id)")
     page.get_by_role("button", name="Call", exact=True).click()
-    card = page.locator("#tool-detail .call").first
+    handle = page.wait_for_function("ids => { const c = document.querySelector('#tool-detail .call');"
+                                    " return c && !ids.includes(c.id) ? c.id : null; }", arg=before, timeout=60_000)
+    card = page.locator(f"#{handle.json_value()}")  # a call keeps its id while its card is re-rendered
     wait_for(lambda: "state-pending" not in (card.get_attribute("class") or ""), 60, message="the call answered")
     return card

@@ -34,6 +34,10 @@ class Store:
         self._rows = RowIndex(writer.read_at)
         """The row index (recording/row_index.py): compact columns, previews read back from the file."""
         self._seq = 0
+        """The last seq given to a record: numbered under the lock before the batch is written and indexed."""
+        self._shown_seq = 0
+        """The newest seq readers can find in the row index, set once its whole batch is indexed: readers take no
+        lock, and a live tab that read a seq still being written set its cursor past rows it then never got."""
         self._signals: deque[tuple[int, Hashable]] = deque(maxlen=2000)
         self._signal_seq = 0
         self.closed = False
@@ -60,6 +64,7 @@ class Store:
             for record, line in zip(records, lines):
                 self._index(record, offset, len(line) - 1)
                 offset += len(line)
+            self._shown_seq = self._seq
             for listener in self.listeners:
                 listener(records)
             self.changed.notify_all()
@@ -79,7 +84,7 @@ class Store:
         with self._lock:
             reader.last_seq = self._seq
             load_rows(self._rows, self.writer, reader)  # row_load.py: one pass, the reader decides what is skipped
-            self._seq = reader.last_seq
+            self._seq = self._shown_seq = reader.last_seq
         return reader.header, reader.finish()
 
     def signal(self, change: Hashable) -> None:
@@ -105,8 +110,8 @@ class Store:
 
     @property
     def last_seq(self) -> int:
-        """The newest seq."""
-        return self._seq
+        """The newest seq whose row can be read (since, newest, row): never one still being written."""
+        return self._shown_seq
 
     @property
     def signal_seq(self) -> int:
