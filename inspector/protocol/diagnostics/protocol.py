@@ -54,6 +54,22 @@ def _method_tables() -> dict[tuple[str, str], set[tuple[str, str]]]:
             (FROM_SERVER, jsonrpc.NOTIFICATION): set(methods.SERVER_NOTIFICATIONS)}
 
 
+def _known_versions() -> Iterable[str]:
+    """The revisions mcp_types knows, looked up once per checker: an import statement per message cost about as
+    much as the rest of checking a notification."""
+    from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
+
+    return KNOWN_PROTOCOL_VERSIONS
+
+
+def _plain_notification(msg: Any) -> str | None:
+    """The method of a well-formed notification (what the server sends most, often in floods), else None."""
+    if isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and "id" not in msg:
+        method = msg.get("method")
+        return method if isinstance(method, str) else None
+    return None
+
+
 def _has(capabilities: Any, path: Iterable[str]) -> bool:
     node = capabilities
     for part in path:
@@ -94,9 +110,15 @@ class ProtocolChecker:
         self.warnings: list[Warning] = []
         """Every warning so far, in the order found."""
         self._tables = _method_tables()
+        self._known_versions = _known_versions()
         self._known_methods = {(d, k): {m for m, _ in pairs} for (d, k), pairs in self._tables.items()}
         self._emitted: set[tuple[str, int]] = set()
         self._silent: set[str] = set()
+        self._fine_context: tuple = ()
+        self._fine: set[str] = set()
+        """Methods of server notifications found fine under `_fine_context` (the revision and the server's
+        capabilities: all a well-formed notification is checked against), so a flood of one notification is
+        checked once, not once per line."""
         self._reset_process()
 
     def _reset_process(self) -> None:
@@ -249,7 +271,16 @@ class ProtocolChecker:
             for item in msg:
                 self._message(item, record, found)
             return
+        context = (self.version, self.server_capabilities)
+        if context != self._fine_context:
+            self._fine_context, self._fine = context, set()
+        method = _plain_notification(msg)
+        if method is not None and method in self._fine:
+            return
+        before = len(found)
         self._message(msg, record, found)
+        if method is not None and len(found) == before:
+            self._fine.add(method)
 
     def _message(self, msg: Any, record: Record, found: list) -> None:
         seq = record.seq
@@ -292,9 +323,7 @@ class ProtocolChecker:
                               f"{'.'.join(path)}"))
 
     def _version_gate(self, direction: str, kind: str, method: str, seq: int, found: list) -> None:
-        from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
-
-        if self.version not in KNOWN_PROTOCOL_VERSIONS:
+        if self.version not in self._known_versions:
             return
         table = self._tables.get((direction, kind))
         # Only spec methods of another revision count: custom and experimental methods are the server's business.
