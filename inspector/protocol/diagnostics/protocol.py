@@ -16,22 +16,12 @@ from inspector.protocol import jsonrpc
 from inspector.protocol.json import TooDeep, loads
 from inspector.protocol.eras import BATCH_VERSIONS, META_VERSION, MODERN_VERSION
 from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record, refused_post
+from inspector.protocol.diagnostics.methods import (SERVER_NOTIFICATION_CAPS, SERVER_REQUEST_CAPS, has_capability,
+                                                     known_versions, method_tables)
 from inspector.protocol.diagnostics.results import output_schema_problem, result_problems
 from inspector.protocol.diagnostics.rules import Warning, warning
 
 PROTOCOL_VERSION_META = META_VERSION
-
-# Server notification -> (capability path it needs in the legacy era, in the modern era).
-SERVER_NOTIFICATION_CAPS = {
-    "notifications/message": (("logging",), ("logging",)),
-    "notifications/resources/updated": (("resources", "subscribe"), ("resources",)),
-    "notifications/resources/list_changed": (("resources", "listChanged"), ("resources", "listChanged")),
-    "notifications/tools/list_changed": (("tools", "listChanged"), ("tools", "listChanged")),
-    "notifications/prompts/list_changed": (("prompts", "listChanged"), ("prompts", "listChanged")),
-}
-# Server -> client request -> the client capability it needs.
-SERVER_REQUEST_CAPS = {"sampling/createMessage": ("sampling",), "elicitation/create": ("elicitation",),
-                       "roots/list": ("roots",)}
 
 
 @dataclass
@@ -44,39 +34,12 @@ class _Pending:
     cancelled: bool = False
 
 
-def _method_tables() -> dict[tuple[str, str], set[tuple[str, str]]]:
-    """(direction, message kind) -> the (method, version) pairs mcp_types knows."""
-    from mcp_types import methods
-
-    return {(TO_SERVER, jsonrpc.REQUEST): set(methods.CLIENT_REQUESTS),
-            (TO_SERVER, jsonrpc.NOTIFICATION): set(methods.CLIENT_NOTIFICATIONS),
-            (FROM_SERVER, jsonrpc.REQUEST): set(methods.SERVER_REQUESTS),
-            (FROM_SERVER, jsonrpc.NOTIFICATION): set(methods.SERVER_NOTIFICATIONS)}
-
-
-def _known_versions() -> Iterable[str]:
-    """The revisions mcp_types knows, looked up once per checker: an import statement per message cost about as
-    much as the rest of checking a notification."""
-    from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
-
-    return KNOWN_PROTOCOL_VERSIONS
-
-
 def _plain_notification(msg: Any) -> str | None:
     """The method of a well-formed notification (what the server sends most, often in floods), else None."""
     if isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and "id" not in msg:
         method = msg.get("method")
         return method if isinstance(method, str) else None
     return None
-
-
-def _has(capabilities: Any, path: Iterable[str]) -> bool:
-    node = capabilities
-    for part in path:
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return node is not False and node is not None
 
 
 def _show_id(value: Any) -> str:
@@ -109,8 +72,8 @@ class ProtocolChecker:
         """Tools by name, from tools/list results (for structuredContent against outputSchema)."""
         self.warnings: list[Warning] = []
         """Every warning so far, in the order found."""
-        self._tables = _method_tables()
-        self._known_versions = _known_versions()
+        self._tables = method_tables()
+        self._known_versions = known_versions()
         self._known_methods = {(d, k): {m for m, _ in pairs} for (d, k), pairs in self._tables.items()}
         self._emitted: set[tuple[str, int]] = set()
         self._silent: set[str] = set()
@@ -311,13 +274,13 @@ class ProtocolChecker:
         if kind == jsonrpc.NOTIFICATION and method in SERVER_NOTIFICATION_CAPS and self.server_capabilities is not None:
             legacy, modern = SERVER_NOTIFICATION_CAPS[method]
             path = modern if self.version == MODERN_VERSION else legacy
-            if not _has(self.server_capabilities, path):
+            if not has_capability(self.server_capabilities, path):
                 found.append(("undeclared-capability", seq,
                               f"the server sent {method} but did not declare the capability "
                               f"{'.'.join(path)} in its initialize result"))
         if kind == jsonrpc.REQUEST and method in SERVER_REQUEST_CAPS and self.client_capabilities is not None:
             path = SERVER_REQUEST_CAPS[method]
-            if not _has(self.client_capabilities, path):
+            if not has_capability(self.client_capabilities, path):
                 found.append(("undeclared-capability", seq,
                               f"the server sent {method} but the client did not declare the capability "
                               f"{'.'.join(path)}"))
