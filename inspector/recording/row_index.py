@@ -132,7 +132,9 @@ class RowIndex:
         if own_method == "notifications/message" and isinstance(msg.get("params"), dict):
             level = msg["params"].get("level")
         ident = msg.get("id", NO_ID) if isinstance(msg, dict) else NO_ID
-        burst = self.bursts.observe(record.kind, record.dir, record.seq, record.t, record.text)
+        # Without an open burst, only a stderr line changes anything there (most of a flood skips the call).
+        burst = self.bursts.observe(record.kind, record.dir, record.seq, record.t, record.text) \
+            if record.kind == STDERR or self.bursts.open is not None else None
         self._append(record.seq, record.t, kind, FROM_SERVER if record.kind == STDERR else record.dir,
                      pairing.method or own_method, ident, level, record.origin, pairing, offset, length, burst)
 
