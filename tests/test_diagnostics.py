@@ -307,6 +307,19 @@ def test_undeclared_capability():
     assert declared.warnings == []
 
 
+def test_a_notification_found_fine_is_checked_anew_once_the_capabilities_change():
+    """The checker remembers which notifications were fine, so a flood of one is checked once; a new server (other
+    capabilities, another revision) gets its notifications checked again, and a bad one is reported on every row."""
+    feed = Feed(capabilities={"logging": {}})
+    log = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": 1}}
+    assert [feed.receive(log) for _ in range(3)] == [[], [], []]
+    feed.add(event("spawn", {"pid": 2}))
+    feed.add(event("handshake", {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}}))
+    found = [feed.receive(log) for _ in range(2)]
+    assert [[w.rule for w in row] for row in found] == [["undeclared-capability"]] * 2
+    assert [row[0].seq for row in found] == [feed.seq - 1, feed.seq]
+
+
 def test_handshake_event_teaches_version_and_capabilities():
     feed = Feed(handshake=False)
     feed.add(event("handshake", {"protocolVersion": "2025-11-25",

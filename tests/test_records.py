@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from inspector.protocol import jsonrpc
 from inspector.protocol.records import (
     EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Pairer, Record, RecordError, describe_event,
-    from_dict, message_kind,
+    from_dict, message_kind, record_server_lines,
 )
 
 ROUND_TRIP = [
@@ -282,3 +282,29 @@ def test_forget_drops_open_requests():
 ])
 def test_describe_event_is_one_table_of_the_known_events(event, detail, text):
     assert describe_event(event, detail) == text
+
+
+class BatchSink:
+    """Keeps what `record_server_lines` hands over: the records of each read."""
+
+    def __init__(self) -> None:
+        self.batches: list[list[Record]] = []
+
+    def add_batch(self, records: list[Record]) -> list[Record]:
+        self.batches.append(records)
+        return records
+
+
+@pytest.mark.parametrize("odd", ["a\u2028b", "a\x7fb", "a\x9bb"])
+def test_the_lines_of_one_read_keep_their_bytes_unless_that_line_needs_escaping(odd):
+    """The lines of a read are checked at once for what the recording must escape; one line holding it (raw U+2028,
+    DEL, a C1 control) is encoded with it escaped, while the read's other lines are still written as they came."""
+    clean = [b'{"jsonrpc": "2.0", "method": "n", "params": {"i": %d}}' % i for i in range(4)]
+    line = json.dumps({"jsonrpc": "2.0", "method": "n", "params": {"s": odd}}, ensure_ascii=False).encode()
+    sink = BatchSink()
+    decoded = record_server_lines(sink, clean[:2] + [line] + clean[2:])
+    assert [d.kind for d, _ in decoded] == ["notification"] * 5
+    assert [r.wire for r in sink.batches[0]] == clean[:2] + [None] + clean[2:]
+    assert json.loads(sink.batches[0][2].to_line())["msg"]["params"]["s"] == odd
+    record_server_lines(sink, clean)
+    assert [r.wire for r in sink.batches[1]] == clean

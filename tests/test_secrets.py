@@ -230,6 +230,33 @@ def test_the_masker_finds_every_form_and_leaves_the_rest():
     assert masker.record(untouched) == untouched.to_line()
 
 
+def test_a_batch_is_masked_like_each_of_its_records_and_only_the_lines_with_a_secret_are_encoded_anew():
+    """Masker.lines searches a pipe read's lines at once: a secret on one line of a batch is masked there (escaped
+    forms included), the other lines stay the server's bytes as they came, and a batch without one is left whole."""
+    secret = f"S3CR3T-{uuid.uuid4()}/+"
+    masker = Masker([secret])
+
+    def batch(texts):
+        out = []
+        for i, text in enumerate(texts):
+            wire = json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                               "params": {"level": "info", "data": text}}, separators=(", ", ": ")).encode()
+            out.append(Record(MESSAGE, seq=i + 1, t=5.0, dir=FROM_SERVER, msg=json.loads(wire), wire=wire))
+        return out
+
+    texts = [f"line {i}" for i in range(300)]
+    texts[7], texts[250] = f"echo {secret}", "the end of a word" + json.dumps(secret)[1:-1]
+    lines = masker.lines(batch(texts), 5.0, b"5.0")
+    alone = [masker.record(record, b"5.0") for record in batch(texts)]
+    assert lines == alone and len(lines) == 300
+    assert [i for i, line in enumerate(lines) if REDACTED.encode() in line] == [7, 250]
+    assert all(secret not in json.loads(line)["msg"]["params"]["data"] for line in lines)
+    assert lines[8] == b'{"seq":9,"t":5.0,"kind":"message","dir":"from_server","msg":%s}\n' % batch(texts)[8].wire
+    clean = batch(texts[:5])
+    assert masker.lines(clean, 5.0, b"5.0") == [b'{"seq":%d,"t":5.0,"kind":"message","dir":"from_server","msg":%s}\n'
+                                              % (record.seq, record.wire) for record in clean]
+
+
 def test_the_trie_pattern_matches_like_a_longest_first_alternation():
     words = ["abcd", "abcdef", "abx", "zzzz", "a.b*c"]
     assert trie_pattern(words).sub("X", "..abcdefg abcd abx a.b*c ab") == "..Xg X X X ab"

@@ -365,20 +365,22 @@ def record_server_message(sink, line: bytes, http: dict | None = None) -> tuple[
 def record_server_lines(sink, lines: list[bytes]) -> list[tuple[jsonrpc.Decoded, Record]]:
     """record_server_message for the stdout lines of one read: every one recorded (`sink.add_batch`: one write)
     before the caller acts on any of them."""
-    made = [server_record(line) for line in lines]
+    as_is = True if writable_as_is(b"\n".join(lines)) else None  # one check for the whole read, not one per line
+    made = [server_record(line, as_is=as_is) for line in lines]
     sink.add_batch([record for _, record in made])
     return [(as_stored(decoded, record), record) for decoded, record in made]
 
 
-def server_record(line: bytes, http: dict | None = None) -> tuple[jsonrpc.Decoded, Record]:
+def server_record(line: bytes, http: dict | None = None, as_is: bool | None = None) -> tuple[jsonrpc.Decoded, Record]:
     """One line (or HTTP body) of a server, decoded, and the record to store for it (a message, or an invalid line).
 
     A line that decoded as one JSON-RPC message keeps its bytes (`Record.wire`), so the recording writes them as
-    they came; a batch, an invalid line and HTTP bodies are encoded as today."""
+    they came; a batch, an invalid line and HTTP bodies are encoded as today. `as_is`: True when the caller knows
+    the line is `writable_as_is` (it checked the whole read at once); None to check it here."""
     decoded = jsonrpc.decode_line(line)
     if decoded.kind == jsonrpc.INVALID:
         return decoded, Record(INVALID, dir=FROM_SERVER, raw=decoded.text, error=decoded.problem, http=http)
-    wire = line if http is None and decoded.kind != jsonrpc.BATCH and writable_as_is(line) else None
+    wire = line if http is None and decoded.kind != jsonrpc.BATCH and (as_is or writable_as_is(line)) else None
     return decoded, Record(MESSAGE, dir=FROM_SERVER, msg=decoded.msg, http=http, wire=wire)
 
 

@@ -243,20 +243,42 @@ class Masker:
         message it sends), so whoever reads the record afterwards (the page, a command's output) sees what the
         file holds. An event's `command` and `url` (and the URL of an HTTP exchange) are masked by position as well
         (`--token X`, `?api_key=X`), whatever the value's length."""
+        pattern = self._line  # once: `learn` may swap it meanwhile
+        line = self._plain_line(record, pattern, t_text)
+        if pattern is None or pattern.search(line) is None:
+            return line
+        return self._masked_line(record)
+
+    def lines(self, records: list[Record], now: float, now_text: bytes) -> list[bytes]:
+        """`record` for each of a batch (a pipe read's lines), in order; a record whose `t` is `now` is written with
+        `now_text`. One pattern search covers the whole batch when it holds no secret (a flood's lines never do):
+        a search per line cost more than writing it. The batch's lines are searched one by one only when the
+        batch holds a match; a match cannot span two lines, as an escaped secret holds no newline."""
+        pattern = self._line
+        lines = [self._plain_line(record, pattern, now_text if record.t == now else None) for record in records]
+        if pattern is None or pattern.search(b"".join(lines)) is None:
+            return lines
+        return [line if pattern.search(line) is None else self._masked_line(record)
+                for record, line in zip(records, lines)]
+
+    @staticmethod
+    def _plain_line(record: Record, pattern: re.Pattern | None, t_text: bytes | None) -> bytes:
+        """The record's line with what is masked by position masked (an event's or exchange's command and URL),
+        known secrets not yet searched for."""
         if record.kind == EVENT and isinstance(record.detail, dict):
             record.detail = _mask_target(record.detail)
         if isinstance(record.http, dict):  # the URL a message was posted to
             record.http = _mask_target(record.http)
-        pattern = self._line
         if pattern is not None and record.wire is not None and (b"\\u" in record.wire or b"\\/" in record.wire):
             # The pattern knows a secret as the encoder writes it; a server's own escapes ("\u0041", "\/") could
             # spell it otherwise. Without them, a string's bytes on the wire are exactly the encoder's, so the one
             # search below sees every secret in the server's line as surely as in the encoded one.
             record.wire = None
-        line = record.to_line(t_text)
-        if pattern is None or pattern.search(line) is None:
-            return line
-        record.wire = None  # masked: the line is encoded from the masked copies
+        return record.to_line(t_text)
+
+    def _masked_line(self, record: Record) -> bytes:
+        """The line of a record that holds a known secret: encoded from masked copies of its fields."""
+        record.wire = None
         for name in ("msg", "text", "raw", "error", "detail", "http"):
             current = getattr(record, name)
             if current is not None:

@@ -250,14 +250,11 @@ class Sink:
 def numbered_lines(records: list[Record], seq: int, masker: Masker) -> list[bytes]:
     """Number the records on from `seq`, give those without a time the time now, mask them: their lines."""
     now = time.time()
-    now_text = time_text(now)  # one text for the batch's time, not one per record
-    lines = []
     for record in records:
         seq += 1
         record.seq = seq
         record.t = record.t or now
-        lines.append(masker.record(record, now_text if record.t == now else None))
-    return lines
+    return masker.lines(records, now, time_text(now))  # one text for the batch's time, not one per record
 
 
 def open_sink(record: str | None, command: list[str], cwd: str | None, *, protocol: str = "auto",

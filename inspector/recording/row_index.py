@@ -53,6 +53,8 @@ METHOD_CODES, ORIGIN_CODES = 0xFFFF, 0xFF
 DERIVED_CACHED = 4096
 """Rows whose file-derived text (preview, id) is kept: a few pages' worth."""
 LATE, UNMATCHED = 1, 2
+NOTHING_PAIRED = Pairing()
+"""A notification's pairing (never changed)."""
 
 
 class Codes:
@@ -118,17 +120,29 @@ class RowIndex:
 
     # -- adding -----------------------------------------------------------------------------------------------
 
+    def add_batch(self, records: list[Record], lines: list[bytes], offset: int) -> None:
+        """Index the records of one write: `lines` are their lines as written, the first at `offset`."""
+        add = self.add
+        for record, line in zip(records, lines):
+            length = len(line)
+            add(record, offset, length - 1)  # the newline is no part of the record
+            offset += length
+
     def add(self, record: Record, offset: int, length: int) -> None:
         """Index a written record: its summary, and its pairing with an earlier request."""
-        pairing = self.pairer.observe(record)
+        kind = message_kind(record)
         msg = record.msg if record.kind == MESSAGE else None
-        own_method = jsonrpc.method_of(msg)
+        # A notification pairs with nothing and teaches the pairer nothing: most of a flood skips it.
+        pairing = NOTHING_PAIRED if kind == jsonrpc.NOTIFICATION else self.pairer.observe(record)
+        own_method = msg["method"] if kind in (jsonrpc.NOTIFICATION, jsonrpc.REQUEST) else None  # a str: classified
         level = None
         if own_method == "notifications/message" and isinstance(msg.get("params"), dict):
             level = msg["params"].get("level")
         ident = msg.get("id", NO_ID) if isinstance(msg, dict) else NO_ID
-        burst = self.bursts.observe(record.kind, record.dir, record.seq, record.t, record.text)
-        self._append(record.seq, record.t, message_kind(record), FROM_SERVER if record.kind == STDERR else record.dir,
+        # Without an open burst, only a stderr line changes anything there (most of a flood skips the call).
+        burst = self.bursts.observe(record.kind, record.dir, record.seq, record.t, record.text) \
+            if record.kind == STDERR or self.bursts.open is not None else None
+        self._append(record.seq, record.t, kind, FROM_SERVER if record.kind == STDERR else record.dir,
                      pairing.method or own_method, ident, level, record.origin, pairing, offset, length, burst)
 
     def extend_notifications(self, rows: list[tuple]) -> None:

@@ -61,18 +61,12 @@ class Store:
             lines = numbered_lines(records, self._seq, self.masker)  # masked before the disk: the page, view and
             self._seq += len(lines)                                   # export never see a known secret
             offset = self.writer.write_lines(b"".join(lines))  # recorded first: nothing is shown that is not on disk
-            for record, line in zip(records, lines):
-                self._index(record, offset, len(line) - 1)
-                offset += len(line)
-            self._shown_seq = self._seq
+            self._rows.add_batch(records, lines, offset)  # the one call from add into the row index
+            self._shown_seq = self._seq  # last: readers (no lock) see a seq once its row is indexed
             for listener in self.listeners:
                 listener(records)
             self.changed.notify_all()
         return records
-
-    def _index(self, record: Record, offset: int, length: int) -> None:
-        """Make a written record a row (the lock is held): the one call from add into the row index."""
-        self._rows.add(record, offset, length)
 
     def load_existing(self) -> tuple[dict | None, list[str]]:
         """Index an existing recording (for view): rows keep the file's seq and t; bad lines are skipped.

@@ -33,8 +33,10 @@ class PanelState:
     def follow(self, session) -> None:
         """Count the session's notifications/resources/updated (the Resources panel shows them)."""
         def on_notification(msg: dict) -> None:
+            if msg.get("method") != "notifications/resources/updated":  # first: it runs for every notification
+                return
             params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
-            if msg.get("method") == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+            if isinstance(params.get("uri"), str):
                 self.updated(params["uri"])
                 session.store.signal(changes.RESOURCES)
 

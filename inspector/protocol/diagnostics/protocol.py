@@ -17,6 +17,8 @@ from inspector.protocol import jsonrpc
 from inspector.protocol.json import TooDeep, loads
 from inspector.protocol.eras import BATCH_VERSIONS, META_VERSION, MODERN_VERSION
 from inspector.protocol.records import EVENT, FROM_SERVER, INVALID, MESSAGE, TO_SERVER, Record, refused_post
+from inspector.protocol.diagnostics.methods import (SERVER_NOTIFICATION_CAPS, SERVER_REQUEST_CAPS, has_capability,
+                                                     known_versions, method_tables)
 from inspector.protocol.diagnostics.results import output_schema_problem, result_problems
 from inspector.protocol.diagnostics.rules import Warning, warning
 
@@ -24,18 +26,6 @@ PROTOCOL_VERSION_META = META_VERSION
 ANSWERED_KEPT = 10_000
 """How many answered ids the duplicate-response rule remembers (the newest): a server that answers twice does so
 soon after, and remembering every one would grow with each request of a long session (~120 bytes per request)."""
-
-# Server notification -> (capability path it needs in the legacy era, in the modern era).
-SERVER_NOTIFICATION_CAPS = {
-    "notifications/message": (("logging",), ("logging",)),
-    "notifications/resources/updated": (("resources", "subscribe"), ("resources",)),
-    "notifications/resources/list_changed": (("resources", "listChanged"), ("resources", "listChanged")),
-    "notifications/tools/list_changed": (("tools", "listChanged"), ("tools", "listChanged")),
-    "notifications/prompts/list_changed": (("prompts", "listChanged"), ("prompts", "listChanged")),
-}
-# Server -> client request -> the client capability it needs.
-SERVER_REQUEST_CAPS = {"sampling/createMessage": ("sampling",), "elicitation/create": ("elicitation",),
-                       "roots/list": ("roots",)}
 
 
 @dataclass
@@ -48,23 +38,12 @@ class _Pending:
     cancelled: bool = False
 
 
-def _method_tables() -> dict[tuple[str, str], set[tuple[str, str]]]:
-    """(direction, message kind) -> the (method, version) pairs mcp_types knows."""
-    from mcp_types import methods
-
-    return {(TO_SERVER, jsonrpc.REQUEST): set(methods.CLIENT_REQUESTS),
-            (TO_SERVER, jsonrpc.NOTIFICATION): set(methods.CLIENT_NOTIFICATIONS),
-            (FROM_SERVER, jsonrpc.REQUEST): set(methods.SERVER_REQUESTS),
-            (FROM_SERVER, jsonrpc.NOTIFICATION): set(methods.SERVER_NOTIFICATIONS)}
-
-
-def _has(capabilities: Any, path: Iterable[str]) -> bool:
-    node = capabilities
-    for part in path:
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return node is not False and node is not None
+def _plain_notification(msg: Any) -> str | None:
+    """The method of a well-formed notification (what the server sends most, often in floods), else None."""
+    if isinstance(msg, dict) and msg.get("jsonrpc") == "2.0" and "id" not in msg:
+        method = msg.get("method")
+        return method if isinstance(method, str) else None
+    return None
 
 
 def _show_id(value: Any) -> str:
@@ -97,10 +76,16 @@ class ProtocolChecker:
         """Tools by name, from tools/list results (for structuredContent against outputSchema)."""
         self.warnings: list[Warning] = []
         """Every warning so far, in the order found."""
-        self._tables = _method_tables()
+        self._tables = method_tables()
+        self._known_versions = known_versions()
         self._known_methods = {(d, k): {m for m, _ in pairs} for (d, k), pairs in self._tables.items()}
         self._emitted: set[tuple[str, int]] = set()
         self._silent: set[str] = set()
+        self._fine_context: tuple = ()
+        self._fine: set[str] = set()
+        """Methods of server notifications found fine under `_fine_context` (the revision and the server's
+        capabilities: all a well-formed notification is checked against), so a flood of one notification is
+        checked once, not once per line."""
         self._reset_process()
 
     def _reset_process(self) -> None:
@@ -253,7 +238,16 @@ class ProtocolChecker:
             for item in msg:
                 self._message(item, record, found)
             return
+        context = (self.version, self.server_capabilities)
+        if context != self._fine_context:
+            self._fine_context, self._fine = context, set()
+        method = _plain_notification(msg)
+        if method is not None and method in self._fine:
+            return
+        before = len(found)
         self._message(msg, record, found)
+        if method is not None and len(found) == before:
+            self._fine.add(method)
 
     def _message(self, msg: Any, record: Record, found: list) -> None:
         seq = record.seq
@@ -284,21 +278,19 @@ class ProtocolChecker:
         if kind == jsonrpc.NOTIFICATION and method in SERVER_NOTIFICATION_CAPS and self.server_capabilities is not None:
             legacy, modern = SERVER_NOTIFICATION_CAPS[method]
             path = modern if self.version == MODERN_VERSION else legacy
-            if not _has(self.server_capabilities, path):
+            if not has_capability(self.server_capabilities, path):
                 found.append(("undeclared-capability", seq,
                               f"the server sent {method} but did not declare the capability "
                               f"{'.'.join(path)} in its initialize result"))
         if kind == jsonrpc.REQUEST and method in SERVER_REQUEST_CAPS and self.client_capabilities is not None:
             path = SERVER_REQUEST_CAPS[method]
-            if not _has(self.client_capabilities, path):
+            if not has_capability(self.client_capabilities, path):
                 found.append(("undeclared-capability", seq,
                               f"the server sent {method} but the client did not declare the capability "
                               f"{'.'.join(path)}"))
 
     def _version_gate(self, direction: str, kind: str, method: str, seq: int, found: list) -> None:
-        from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
-
-        if self.version not in KNOWN_PROTOCOL_VERSIONS:
+        if self.version not in self._known_versions:
             return
         table = self._tables.get((direction, kind))
         # Only spec methods of another revision count: custom and experimental methods are the server's business.
