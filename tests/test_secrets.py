@@ -230,11 +230,13 @@ def test_the_masker_finds_every_form_and_leaves_the_rest():
     assert masker.record(untouched) == untouched.to_line()
 
 
-def test_a_batch_is_masked_like_each_of_its_records_and_only_the_lines_with_a_secret_are_encoded_anew():
+@pytest.mark.parametrize("others", [0, 40], ids=["few secrets: found by bytes", "many: by the trie pattern"])
+def test_a_batch_is_masked_like_each_of_its_records_and_only_the_lines_with_a_secret_are_encoded_anew(others):
     """Masker.lines searches a pipe read's lines at once: a secret on one line of a batch is masked there (escaped
-    forms included), the other lines stay the server's bytes as they came, and a batch without one is left whole."""
+    forms included), the other lines stay the server's bytes as they came, and a batch without one is left whole;
+    alike whether the run knows a few secrets or more than FIND_WORDS (the two ways a batch is searched)."""
     secret = f"S3CR3T-{uuid.uuid4()}/+"
-    masker = Masker([secret])
+    masker = Masker([secret] + [f"other-secret-{i}-{uuid.uuid4()}" for i in range(others)])
 
     def batch(texts):
         out = []
