@@ -47,9 +47,11 @@ def render_markdown(header: dict | None, records: list[dict], problems: list[Pro
     return _render(header, records, as_records(records), problems, picked, limit)
 
 
-def report_for(header: dict | None, records: list[dict], unreadable: list[str], picked: Picked) -> str:
-    """render_markdown with the problems found in the records (and the lines the reader skipped)."""
-    typed = as_records(records)  # once: a recording may hold 100,000 records
+def report_for(header: dict | None, records: list[dict], unreadable: list[str], picked: Picked,
+               typed: list[Record] | None = None) -> str:
+    """render_markdown with the problems found in the records (and the lines the reader skipped); `typed`, the
+    records as Records when the caller has them (Redacted.typed)."""
+    typed = as_records(records) if typed is None else typed  # once: a recording may hold 100,000 records
     return _render(header, records, typed, find_problems(typed, unreadable), picked, LIMIT)
 
 
