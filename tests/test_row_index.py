@@ -18,7 +18,7 @@ from inspector.recording.row_index import preview
 from inspector.recording.store import Filters, Store
 
 ROW_FIELDS = ("seq", "t", "kind", "dir", "method", "id_text", "size", "preview", "offset", "length", "pair_seq",
-              "latency_ms", "late", "unmatched", "origin", "level", "warning")
+              "latency_ms", "late", "unmatched", "origin", "level", "warning", "burst")
 
 
 def flood_record(i: int):
@@ -118,8 +118,9 @@ def test_rows_show_what_the_records_hold(tmp_path):
 
 
 def test_view_indexes_a_recording_exactly_as_the_live_store_did(tmp_path, monkeypatch):
-    """row_load's fast path (notifications from their decoded object) and its reader path (everything else)
-    give every row the values the live Store gave it; methods beyond the code table are read back."""
+    """row_load's fast path (notifications and stderr lines from their decoded object) and its reader path
+    (everything else) give every row the values the live Store gave it, stderr bursts included (cut by a gap, a
+    second traceback, a notification to the server); methods beyond the code table are read back."""
     monkeypatch.setattr(row_index, "METHOD_CODES", 6)
     path = tmp_path / "live.jsonl"
     writer = RecordingWriter.create(path)
@@ -130,6 +131,11 @@ def test_view_indexes_a_recording_exactly_as_the_live_store_did(tmp_path, monkey
             live.add(record)
         live.add(received(jsonrpc.notification(f"notifications/custom-{i % 9}", {"i": i})))
         live.add(received(jsonrpc.notification("notifications/message", {"level": "debug", "data": i}), t=5))
+        t = 20.0 + i * 0.3  # under bursts.GAP_SECONDS apart, but for every third line
+        live.add(stderr("Traceback (most recent call last):" if i % 4 == 0 else f"log {i}", t=t))
+        if i % 5 == 0:
+            live.add(sent(jsonrpc.notification("notifications/cancelled", {"requestId": i}), t=t + 0.1))
+        live.add(stderr(f"  frame {i}", t=t + (0.2 if i % 3 else 0.9)))
     expected = row_values(live)
     writer.close()
     viewer = RecordingWriter.open_existing(path)
@@ -255,3 +261,4 @@ def test_a_row_read_without_the_lock_while_rows_are_added_is_whole():
         sys.setswitchinterval(interval)
         store.writer.close()
     assert errors == []
+

@@ -6,7 +6,7 @@ What a row shows beyond that (the preview, an id that is not an integer) is read
 (offset, length) when a row is rendered, through a small LRU. `Row` is a view of one position: it holds no copy.
 
 To add a per-row value: one more array in `RowIndex.__init__` (a column), one append in `_append`, one extend
-in `extend_notifications` (view's fast path: every column must grow by one per row there too), one property on
+in `extend_unpaired` (view's fast path: every column must grow by one per row there too), one property on
 `Row`; in both, before the seq column, which grows last (readers take no lock: a row exists once its seq does).
 Keep values numeric (a seq, a code): a str or an object per row is what this module exists to avoid.
 """
@@ -124,26 +124,25 @@ class RowIndex:
         self._append(record.seq, record.t, message_kind(record), FROM_SERVER if record.kind == STDERR else record.dir,
                      pairing.method or own_method, ident, level, record.origin, pairing, offset, length, burst)
 
-    def extend_notifications(self, rows: list[tuple]) -> None:
-        """Index notifications read from a recording (the view's fast path, row_load.py), column by column:
-        rows of (seq, t, offset, length, dir code, method code, level code, origin code); no id, no pairing."""
+    def extend_unpaired(self, rows: list[tuple]) -> None:
+        """Index notifications and stderr lines read from a recording (the view's fast path, row_load.py), column
+        by column: rows of (seq, t, offset, length, kind code, dir code, method code, level code, origin code, burst
+        column value); no id, no pairing. The caller has fed the burst tracker (self.bursts) in seq order."""
         count = len(rows)
-        seq, t, offset, length, direction, method, level, origin = zip(*rows)
+        seq, t, offset, length, kind, direction, method, level, origin, burst = zip(*rows)
         self.t.extend(t)
         self.offset.extend(offset)
         self.length.extend(length)
+        self.kind.extend(kind)
         self.dir.extend(direction)
         self.method.extend(method)
         self.level.extend(level)
         self.origin.extend(origin)
-        self.kind.extend(array("B", [KIND_CODE["notification"]]) * count)
         self.ids.extend(array("q", [NO_ID]) * count)
         self.pair.extend(array("q", [0]) * count)
         self.flags.extend(array("B", [0]) * count)
-        self.burst.extend(array("I", [0]) * count)
+        self.burst.extend(burst)
         self.seq.extend(seq)  # last: the rows exist (len, position) once every column holds them
-        if DIR_CODE[TO_SERVER] in direction:  # a notification to the server ends an open stderr burst (bursts.py)
-            self.bursts.open = None
 
     def _append(self, seq: int, t: float, kind: str, direction: str | None, method: str | None, ident,
                 level, origin: str | None, pairing: Pairing, offset: int, length: int, burst: int | None) -> None:
