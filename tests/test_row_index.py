@@ -262,3 +262,20 @@ def test_a_row_read_without_the_lock_while_rows_are_added_is_whole():
         store.writer.close()
     assert errors == []
 
+
+def test_rows_by_kind_and_method_are_found_by_their_codes_beyond_the_method_table_too(tmp_path, monkeypatch):
+    """Store.seqs_of_methods (what view's task panel reads instead of every row) finds what a scan of every row
+    finds, for methods with a code and for those beyond the method table (read back from the file)."""
+    monkeypatch.setattr(row_index, "METHOD_CODES", 4)
+    writer = RecordingWriter.create(tmp_path / "a.jsonl")
+    store = Store(writer)
+    try:
+        for i in range(40):
+            store.add(received(jsonrpc.notification(f"notifications/n-{i % 6}", {"i": i})))
+            store.add(sent(jsonrpc.request(i, f"notifications/n-{i % 6}")))  # a request of the same name
+        for wanted, count in (({"notifications/n-0"}, 7), ({"notifications/n-5", "notifications/n-1"}, 13),
+                              ({"nothing"}, 0)):
+            expected = [row.seq for row in store.rows() if row.kind == "notification" and row.method in wanted]
+            assert store.seqs_of_methods("notification", wanted) == expected and len(expected) == count
+    finally:
+        writer.close()
