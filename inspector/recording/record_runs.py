@@ -53,7 +53,7 @@ def _run(run: Run, reader: RecordingReader) -> Iterator[tuple[bytes, Record]]:
         if text is not None:
             end = text.find("\n", pos)
             end = len(text) if end < 0 else end
-            if line.count(b"{") + line.count(b"[") <= RECORD_DEPTH:  # so it cannot nest deeper either
+            if len(line) <= RECORD_DEPTH or line.count(b"{") + line.count(b"[") <= RECORD_DEPTH:  # nor nest deeper
                 try:
                     value, stop = scan(text, pos)
                     record = from_dict(value) if stop == end else None

@@ -133,7 +133,7 @@ def _fast_run(index: RowIndex, reader: RecordingReader, run: Run) -> bool:
         if end < 0:
             end = len(text)
         value = None
-        if line.count(b"{") + line.count(b"[") <= RECORD_DEPTH:
+        if len(line) <= RECORD_DEPTH or line.count(b"{") + line.count(b"[") <= RECORD_DEPTH:  # (a bracket a byte)
             try:
                 value, stop = scan(text, pos)
             except (StopIteration, ValueError, RecursionError):
