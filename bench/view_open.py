@@ -1,17 +1,24 @@
-"""Opening big recordings: `mcp-inspect view` of a 100,000- and a 1,000,000-message recording.
+"""Opening big recordings: `mcp-inspect view` of 100,000- and 1,000,000-message recordings, and of a 10^6-line
+recording of short lines (the issue's "10^6-line, 50 MB" row).
 
-Measures, in the same run, for each size:
+Measures, in the same run, for each recording:
 - floor: a bare Python process that reads the file and `json.loads` every line (whole process, wall);
 - mcp-inspect: `view --no-open --port 0 FILE` → the URL line printed, and → the newest rows fetched over HTTP
   (`GET /timeline/rows`, the route the page pages with); its peak RSS (VmHWM) once the rows are served.
 Prints each figure (best of REPEATS) and the ratio to the floor. The recordings are made once, into a temporary
-folder, by `mcp-inspect call --tool flood --record` against tests/fixtures/flood_server.py.
+folder:
+- flood-N: `mcp-inspect call --tool flood --record` against tests/fixtures/flood_server.py (N notifications of
+  ~190 bytes a line);
+- short-N: N short stderr lines (one character each, ~62 bytes a line: the record's seq and t take most of it),
+  written by the project's own write path, a `Store` on a `RecordingWriter` (numbered, timed and masked by
+  `Store.add_batch`, a thousand lines per batch as a flooding server's pipe reads give them), between a spawn and
+  an exit event, as `mcp-inspect` records a server that writes them to stderr.
 
-    python bench/view_open.py [REPEATS] [--sizes 100000,1000000] [--tree PATH ...]
+    python bench/view_open.py [REPEATS] [--sizes 100000,1000000] [--short 1000000] [--tree PATH ...]
 
---tree measures other checkouts too (e.g. main, then this one: the runs alternate, paired, on the same files):
-PYTHONPATH is that tree for its runs. The default is this script's own repository. The recordings are made by
-the first tree.
+--short 0 leaves the short-line recording out. --tree measures other checkouts too (e.g. main, then this one:
+the runs alternate, paired, on the same files): PYTHONPATH is that tree for its runs. The default is this
+script's own repository. The recordings are made by the first tree.
 """
 
 from __future__ import annotations
@@ -46,6 +53,33 @@ def make_recording(tree: Path, count: int, folder: Path) -> Path:
                     "--timeout", "900", "--record", str(path), "--", sys.executable,
                     str(tree / "tests/fixtures/flood_server.py")],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=folder,
+                   env={**os.environ, "PYTHONPATH": str(tree)}, timeout=1800)
+    return path
+
+
+SHORT_LINES = """
+import sys
+from inspector.protocol.records import EVENT, STDERR, Record
+from inspector.recording.files import RecordingWriter, header
+from inspector.recording.store import Store
+
+path, count = sys.argv[1], int(sys.argv[2])
+writer = RecordingWriter.create(path, unique=False)
+writer.write_header(header({"transport": "stdio", "command": ["chatty-server"], "cwd": "/"}))
+store = Store(writer)
+store.add(Record(EVENT, event="spawn", detail={"pid": 4242}))
+for start in range(0, count, 1000):
+    store.add_batch([Record(STDERR, text=str(i % 10)) for i in range(start, min(count, start + 1000))])
+store.add(Record(EVENT, event="exit", detail={"code": 0, "signal": None, "stderr_tail": []}))
+store.add(Record(EVENT, event="session-end", detail={}))
+writer.close()
+"""
+
+
+def make_short_lines(tree: Path, count: int, folder: Path) -> Path:
+    """`count` one-character stderr lines, written through the project's Store (see the module's docstring)."""
+    path = folder / f"short-{count}.jsonl"
+    subprocess.run([sys.executable, "-c", SHORT_LINES, str(path), str(count)], check=True, cwd=folder,
                    env={**os.environ, "PYTHONPATH": str(tree)}, timeout=1800)
     return path
 
@@ -98,28 +132,40 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("repeats", nargs="?", type=int, default=3)
     parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--short", type=int, default=1_000_000)
     parser.add_argument("--tree", type=Path, action="append")
     args = parser.parse_args()
     trees = [tree.resolve() for tree in args.tree or [ROOT]]
     print(f"view of big recordings (best of {args.repeats}, runs alternating between trees)")
     with tempfile.TemporaryDirectory() as tmp:
-        for count in (int(size) for size in args.sizes.split(",")):
-            path = make_recording(trees[0], count, Path(tmp))
-            lines = path.read_bytes().count(b"\n")
-            seq = newest_seq(path)
-            base = min(floor(path) for _ in range(args.repeats))
-            runs: dict[Path, list] = {tree: [] for tree in trees}
-            for _ in range(args.repeats):
-                for tree in trees:
-                    runs[tree].append(view(tree, path, seq))
-            print(f"  {count:,} messages ({lines:,} lines, {path.stat().st_size / 1e6:.0f} MB):")
-            print(f"    floor (json.loads of every line, whole process): {base:.3f} s")
-            for tree in trees:
-                url_at = min(run[0] for run in runs[tree])
-                rows_at = min(run[1] for run in runs[tree])
-                rss = min(run[2] for run in runs[tree])
-                print(f"    mcp-inspect view ({tree}): URL printed {url_at:.3f} s; newest rows served {rows_at:.3f} s "
-                      f"({rows_at / base:.2f}x the floor); peak RSS {rss:.0f} MiB")
+        makers = [(lambda count=int(size): make_recording(trees[0], count, Path(tmp)), f"{int(size):,} messages")
+                  for size in args.sizes.split(",") if int(size)]
+        if args.short:
+            makers.append((lambda: make_short_lines(trees[0], args.short, Path(tmp)),
+                           f"{args.short:,} short stderr lines"))
+        for make, what in makers:
+            path = make()
+            measure(path, what, trees, args.repeats)
+            path.unlink()
+
+
+def measure(path: Path, what: str, trees: list[Path], repeats: int) -> None:
+    """Floor and each tree's view of one recording, best of `repeats`, printed."""
+    lines = path.read_bytes().count(b"\n")
+    seq = newest_seq(path)
+    base = min(floor(path) for _ in range(repeats))
+    runs: dict[Path, list] = {tree: [] for tree in trees}
+    for _ in range(repeats):
+        for tree in trees:
+            runs[tree].append(view(tree, path, seq))
+    print(f"  {what} ({lines:,} lines, {path.stat().st_size / 1e6:.0f} MB):")
+    print(f"    floor (json.loads of every line, whole process): {base:.3f} s")
+    for tree in trees:
+        url_at = min(run[0] for run in runs[tree])
+        rows_at = min(run[1] for run in runs[tree])
+        rss = min(run[2] for run in runs[tree])
+        print(f"    mcp-inspect view ({tree}): URL printed {url_at:.3f} s; newest rows served {rows_at:.3f} s "
+              f"({rows_at / base:.2f}x the floor); peak RSS {rss:.0f} MiB")
 
 
 if __name__ == "__main__":

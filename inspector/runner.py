@@ -196,8 +196,10 @@ def build(config: Config, store: Store, token: str | None = None) -> Inspector:
     return inspector
 
 
-def build_view(config: Config, store: Store, head: dict | None, problems: list[str]) -> Inspector:
-    """The services of `mcp-inspect view FILE`: a recorded session, nothing that runs or sends."""
+def build_view(config: Config, store: Store, head: dict | None, problems: list[str],
+               token: str | None = None) -> Inspector:
+    """The services of `mcp-inspect view FILE`: a recorded session, nothing that runs or sends. `token`: the
+    launch token when the URL line is out already."""
     from inspector.inspector import Inspector
     from inspector.recording.viewer import RecordedSession
     from inspector.session.tasks import TaskTracker
@@ -205,7 +207,7 @@ def build_view(config: Config, store: Store, head: dict | None, problems: list[s
     session = RecordedSession(store, head, problems, Path(config.view).name)
     tasks = TaskTracker(session)
     tasks.read_recording(store)
-    return Inspector(config=config, token=secrets.token_urlsafe(32), store=store, session=session,
+    return Inspector(config=config, token=token or secrets.token_urlsafe(32), store=store, session=session,
                      tasks=tasks, calls=session, recording_problems=list(problems))
 
 
@@ -293,8 +295,11 @@ def run_view(config: Config) -> int:
     except StartError as exc:
         print(f"mcp-inspect: {exc}", file=sys.stderr)
         return 2
-    inspector = build_view(config, store, head, problems)
-    url = print_url(config, sock.getsockname()[1], inspector.token)
+    # The URL line first, as in the run mode: the services and the page's libraries are most of the time left,
+    # and the listening socket queues the browser's first request meanwhile.
+    token = secrets.token_urlsafe(32)
+    url = print_url(config, sock.getsockname()[1], token)
+    inspector = build_view(config, store, head, problems, token)
     from inspector.web.app import create_app
 
     server = serve_on(sock, create_app(inspector), config.host)

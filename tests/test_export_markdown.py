@@ -208,3 +208,20 @@ def test_dash_writes_the_jsonl_export_to_stdout_and_no_file(tmp_path):
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert lines[0]["kind"] == "header" and [r["seq"] for r in lines[1:]] == [1, 2, 3]
     assert not (tmp_path / "-").exists()
+
+
+def test_lines_are_trimmed_in_the_middle_as_their_joined_text_would_be():
+    """trim_lines_middle (the stderr outside calls: it may be a million lines) gives what trim_middle gives for the
+    lines joined, without joining the middle it drops."""
+    import random
+
+    from inspector.recording.reports.md_text import trim_lines_middle, trim_middle
+
+    rng = random.Random(14)
+    for _ in range(300):
+        lines = ["".join(rng.choice("ab\n`") for _ in range(rng.randrange(0, 30))).replace("\n", "")
+                 for _ in range(rng.randrange(0, 60))]
+        limit = rng.randrange(0, 400)
+        assert trim_lines_middle(lines, limit) == trim_middle("\n".join(lines), limit), (lines, limit)
+    text, dropped = trim_lines_middle(["x" * 10] * 1_000_000, 3_000)
+    assert len(text) < 3_100 and dropped == 11 * 1_000_000 - 1 - 2 * 1_480

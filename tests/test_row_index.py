@@ -19,7 +19,7 @@ from inspector.recording.row_index import preview
 from inspector.recording.store import Filters, Store
 
 ROW_FIELDS = ("seq", "t", "kind", "dir", "method", "id_text", "size", "preview", "offset", "length", "pair_seq",
-              "latency_ms", "late", "unmatched", "origin", "level", "warning")
+              "latency_ms", "late", "unmatched", "origin", "level", "warning", "burst")
 
 
 def flood_record(i: int):
@@ -119,8 +119,9 @@ def test_rows_show_what_the_records_hold(tmp_path):
 
 
 def test_view_indexes_a_recording_exactly_as_the_live_store_did(tmp_path, monkeypatch):
-    """row_load's fast path (notifications from their decoded object) and its reader path (everything else)
-    give every row the values the live Store gave it; methods beyond the code table are read back."""
+    """row_load's fast path (notifications and stderr lines from their decoded object) and its reader path
+    (everything else) give every row the values the live Store gave it, stderr bursts included (cut by a gap, a
+    second traceback, a notification to the server); methods beyond the code table are read back."""
     monkeypatch.setattr(row_index, "METHOD_CODES", 6)
     path = tmp_path / "live.jsonl"
     writer = RecordingWriter.create(path)
@@ -131,6 +132,11 @@ def test_view_indexes_a_recording_exactly_as_the_live_store_did(tmp_path, monkey
             live.add(record)
         live.add(received(jsonrpc.notification(f"notifications/custom-{i % 9}", {"i": i})))
         live.add(received(jsonrpc.notification("notifications/message", {"level": "debug", "data": i}), t=5))
+        t = 20.0 + i * 0.3  # under bursts.GAP_SECONDS apart, but for every third line
+        live.add(stderr("Traceback (most recent call last):" if i % 4 == 0 else f"log {i}", t=t))
+        if i % 5 == 0:
+            live.add(sent(jsonrpc.notification("notifications/cancelled", {"requestId": i}), t=t + 0.1))
+        live.add(stderr(f"  frame {i}", t=t + (0.2 if i % 3 else 0.9)))
     expected = row_values(live)
     writer.close()
     viewer = RecordingWriter.open_existing(path)
@@ -369,5 +375,23 @@ def test_a_line_too_long_for_the_length_column_keeps_its_length(tmp_path, monkey
         assert [store.row(r.seq).length for r in (short, after)] == [len(store.raw_line(r.seq)) for r in (short, after)]
         assert [r.seq for r in store.newest(Filters(q="xxxx"), 10)] == [long.seq]
         assert [r.seq for r in store.newest(Filters(q="after"), 10)] == [after.seq]
+    finally:
+        writer.close()
+
+
+def test_rows_by_kind_and_method_are_found_by_their_codes_beyond_the_method_table_too(tmp_path, monkeypatch):
+    """Store.seqs_of_methods (what view's task panel reads instead of every row) finds what a scan of every row
+    finds, for methods with a code and for those beyond the method table (read back from the file)."""
+    monkeypatch.setattr(row_index, "METHOD_CODES", 4)
+    writer = RecordingWriter.create(tmp_path / "a.jsonl")
+    store = Store(writer)
+    try:
+        for i in range(40):
+            store.add(received(jsonrpc.notification(f"notifications/n-{i % 6}", {"i": i})))
+            store.add(sent(jsonrpc.request(i, f"notifications/n-{i % 6}")))  # a request of the same name
+        for wanted, count in (({"notifications/n-0"}, 7), ({"notifications/n-5", "notifications/n-1"}, 13),
+                              ({"nothing"}, 0)):
+            expected = [row.seq for row in store.rows() if row.kind == "notification" and row.method in wanted]
+            assert store.seqs_of_methods("notification", wanted) == expected and len(expected) == count
     finally:
         writer.close()

@@ -8,8 +8,11 @@ import re
 import subprocess
 import tracemalloc
 
-from conftest import PYTHON, ROOT, build_in_process, fixture_command, read_records, records_in, wait_for
+from conftest import (
+    PYTHON, ROOT, _readline_with_timeout, build_in_process, fixture_command, read_records, records_in, wait_for,
+)
 from factories import write_deep_recording
+from test_start_imports import FLASK_WATCH
 
 ROW_ID = re.compile(r'id="r-(\d+)"')
 
@@ -213,3 +216,27 @@ def test_view_loads_300_mb_without_a_newline_in_bounded_memory(tmp_path):
         assert status == 200 and f"line 3: longer than {64 * MiB} bytes, skipped" in body.decode()
     finally:
         view.stop()
+
+
+# test_start_imports' watch on Flask, turned to the services' module (the checker's schemas come with it).
+SERVICES_WATCH = FLASK_WATCH.replace('name == "flask"', 'name == "inspector.inspector"').replace(
+    "importing flask", "importing the services")
+
+
+def test_view_prints_the_url_line_before_it_imports_the_services(tmp_path):
+    """As in the run mode: once the recording is indexed and the port bound, the URL line; the services and the
+    page's libraries after it, while the listening socket holds the browser's first request."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(SERVICES_WATCH)
+    path = tmp_path / "one.jsonl"
+    path.write_bytes(HEAD_LINE + stderr_line(1, "hello"))
+    proc = subprocess.Popen([PYTHON, "-m", "inspector.cli", "view", "--no-open", "--port", "0", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=tmp_path,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), str(ROOT)])})
+    try:
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[A-Za-z0-9_-]+\n", _readline_with_timeout(proc, 60))
+        assert _readline_with_timeout(proc, 60) == "importing the services\n"
+    finally:
+        proc.terminate()
+        proc.wait(60)

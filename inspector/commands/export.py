@@ -19,9 +19,10 @@ from inspector.protocol.redact import Rules
 from inspector.protocol.records import Record, RecordError, record_fields
 from inspector.recording.export import Masking, in_selection, parse_selection, redact_recording
 from inspector.recording.files import (
-    BLOCK_BYTES, RECORD_DEPTH, RecordingError, RecordingReader, RecordingWriter, Line, stream_recording,
+    BLOCK_BYTES, RECORD_DEPTH, RecordingError, RecordingReader, RecordingWriter, Line,
 )
 from inspector.recording.reading import file_blocks
+from inspector.recording.record_runs import stream_records
 from inspector.recording.row_load import Run, split_runs
 from inspector.recording.reports.formats import REPORTS
 from inspector.commands.common import Parser, UsageError, fail
@@ -81,10 +82,9 @@ def export_main(argv: list[str]) -> int:
             problems = reader.finish()
         else:  # a report is made from the whole recording
             records, lines = [], []
-            for line, item in stream_recording(args.file, reader):
-                if isinstance(item, Record):
-                    records.append(item)
-                    lines.append(line.data)
+            for line, record in stream_records(args.file, reader):
+                records.append(record)
+                lines.append(line)
             problems = reader.finish()
             if reader.header is None:
                 return _no_header(args.file)

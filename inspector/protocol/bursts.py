@@ -18,7 +18,7 @@ The rule, line by line:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 GAP_SECONDS = 0.5
 """A line more than this after the previous line of its burst starts a new burst."""
@@ -29,9 +29,8 @@ CHAINING = ("The above exception was the direct cause of the following exception
             "During handling of the above exception, another exception occurred:")
 
 
-@dataclass(frozen=True, slots=True)
-class OpenBurst:
-    """The burst the next stderr line may join."""
+class OpenBurst(NamedTuple):
+    """The burst the next stderr line may join (a tuple: one is made per stderr line, so it must be cheap)."""
 
     head: int
     """The seq of its first line."""
@@ -45,19 +44,15 @@ class OpenBurst:
 
 def follow(burst: OpenBurst | None, seq: int, t: float, text: str) -> OpenBurst:
     """The burst a stderr line belongs to: `burst` grown by it, or a new one headed by it."""
+    # One call per stderr line (a flood's million of them in `view`): the rule is spelled out here, not in helpers.
     starts_traceback = text.startswith(TRACEBACK)
-    if burst is None or _starts_new(burst, t, starts_traceback):
-        return OpenBurst(head=seq, last_t=t, lines=1, has_traceback=starts_traceback)
+    if (burst is None or t - burst.last_t > GAP_SECONDS or burst.lines >= MAX_LINES
+            or (starts_traceback and burst.has_traceback and not burst.chained)):
+        return OpenBurst(seq, t, 1, starts_traceback)
     stripped = text.strip()
     chained = stripped in CHAINING or (burst.chained and not stripped)
-    return OpenBurst(head=burst.head, last_t=max(t, burst.last_t), lines=burst.lines + 1,
-                     has_traceback=burst.has_traceback or starts_traceback, chained=chained)
-
-
-def _starts_new(burst: OpenBurst, t: float, starts_traceback: bool) -> bool:
-    if t - burst.last_t > GAP_SECONDS or burst.lines >= MAX_LINES:
-        return True
-    return starts_traceback and burst.has_traceback and not burst.chained
+    return OpenBurst(burst.head, max(t, burst.last_t), burst.lines + 1,
+                     burst.has_traceback or starts_traceback, chained)
 
 
 def interrupts(kind: str, direction: str | None) -> bool:

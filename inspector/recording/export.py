@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Container, Iterable, Sequence
 
-from inspector.protocol.records import Record
+from inspector.protocol.records import Record, RecordError, from_dict
 from inspector.protocol.redact import Finding, Rules, Screen, redact_argv, redact_value, secrets_under_keys
 from inspector.protocol.json import loads
 from inspector.recording.files import RECORD_DEPTH, REDACTED
@@ -41,28 +41,62 @@ class Redacted:
     records: list[dict]
     findings: list[tuple[int | None, Finding]] = field(default_factory=list)
     """(record seq, or None for the header; what and where)."""
+    typed: list[Record] | None = None
+    """The masked records that still read as records, as Records (a clear one is the record as given), in order:
+    what summary.as_records(records) gives, without decoding 100,000 dicts again. None: not made."""
+
+
+SCREEN_BYTES = 1 << 20
+"""How many bytes of lines the Screen looks at in one scan."""
 
 
 def redact_recording(header: dict | None, records: Iterable[Record], rules: Rules,
                      lines: Sequence[bytes] | None = None) -> Redacted:
     """Mask secrets in a header and its records (pure). Secrets found under secret keys are then searched for
     everywhere else too, raw or encoded. `lines`, when given, are the records' lines as read: a line the Screen
-    clears is not walked (nothing in it can be masked)."""
-    pairs = list(zip(records, lines)) if lines is not None else [(record, None) for record in records]
+    clears is not walked (nothing in it can be masked); they are screened about a megabyte at a time, not one by
+    one."""
+    records = list(records)
     masking = Masking(rules)
     masking.learn_header(header)
-    for record, line in pairs:
-        masking.learn(record.to_dict(), line)
-    masking.learned_all()
-    out = Redacted(header=None, records=[])
+    suspects = _suspects(masking.screen, lines) if lines is not None else None
+    for i, record in enumerate(records):
+        if suspects is None or i in suspects:
+            masking.learn(record.to_dict())
+    if masking.learned_all() and lines is not None:
+        suspects = _suspects(masking.screen, lines)  # a learned secret makes more lines suspect
+    out = Redacted(header=None, records=[], typed=[])
     if header is not None:
         out.header, found = masking.header(header)
         out.findings += found
-    for record, line in pairs:
-        masked, found = masking.record(record, line)
+    for i, record in enumerate(records):
+        if suspects is not None and i not in suspects:
+            out.records.append(record.to_dict())
+            out.typed.append(record)
+            continue
+        masked, found = masking.record(record, None if lines is None else lines[i])
         out.records.append(record.to_dict() if masked is None else masked)
         out.findings += found
+        if masked is None:
+            out.typed.append(record)
+        else:
+            try:
+                out.typed.append(from_dict(masked))
+            except RecordError:
+                pass  # masking left a record that no longer reads as one: the reports leave it out
     return out
+
+
+def _suspects(screen: Screen, lines: Sequence[bytes]) -> set[int]:
+    """The indices of the lines the Screen cannot clear, found a chunk of lines at a time."""
+    found: set[int] = set()
+    start, size = 0, 0
+    for end, line in enumerate(lines, 1):
+        size += len(line) + 1
+        if size >= SCREEN_BYTES or end == len(lines):
+            found.update(start + i for i in screen.suspect_lines(b"\n".join(lines[start:end])))
+            start, size = end, 0
+    return found
 
 
 class Masking:
@@ -120,12 +154,14 @@ class Masking:
             return found
         return {n for n in found if n > self._screened} | {n for n in self._suspects if n >= number}
 
-    def learned_all(self) -> None:
-        """Everything was learned from: mask with what it taught (a new secret needs a new look at every line)."""
+    def learned_all(self) -> bool:
+        """Everything was learned from: mask with what it taught (a new secret needs a new look at every line).
+        Whether it taught anything (the Screen changed)."""
         if self._learned:
             self.rules = self.rules.with_literals(self._learned)
             self.screen = Screen(self.rules)
             self._suspects = None
+        return bool(self._learned)
 
     def record(self, record: Record, line: bytes | None, number: int | None = None
                ) -> tuple[dict | None, list[tuple[int, Finding]]]:

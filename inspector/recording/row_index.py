@@ -9,7 +9,7 @@ beyond that (the preview, a string id) is read back from the recording at (offse
 through a small LRU. `Row` is a view of one position: it holds no copy.
 
 To add a per-row value: one more array in `RowIndex.__init__` (a column), one append in `_append`, one extend
-in `extend_notifications` (view's fast path: every column must grow by one per row there too), one property on
+in `extend_unpaired` (view's fast path: every column must grow by one per row there too), one property on
 `Row`; in both, before the seq column, which grows last (readers take no lock: a row exists once its seq does).
 Keep values numeric (a seq, a code): a str or an object per row is what this module exists to avoid. Give a
 column the narrowest type its values need, and a fallback for the rare wider value (see the link column).
@@ -25,6 +25,7 @@ from typing import Callable, NamedTuple
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.bursts import Bursts
+from inspector.recording.codes import Codes
 from inspector.protocol.json import loads
 from inspector.recording.files import RECORD_DEPTH
 from inspector.recording.seq_runs import SeqRuns
@@ -55,31 +56,6 @@ DERIVED_CACHED = 4096
 LATE, UNMATCHED = 1, 2
 NOTHING_PAIRED = Pairing()
 """A notification's pairing (never changed)."""
-
-
-class Codes:
-    """A shared table of strings (methods, origins) and their small integer codes; code 0 is None.
-
-    Capped: a server inventing a new method per message must not grow it without bound. Beyond the cap a value
-    gets `overflow` and is read back from the file when shown."""
-
-    def __init__(self, cap: int) -> None:
-        self.values: list[str | None] = [None]
-        self._codes: dict[str | None, int] = {None: 0}
-        self.overflow = cap
-
-    def code(self, value: str | None) -> int:
-        code = self._codes.get(value)
-        if code is None:
-            if len(self.values) >= self.overflow:
-                return self.overflow
-            code = self._codes[value] = len(self.values)
-            self.values.append(value)
-        return code
-
-    def matching(self, predicate: Callable[[str], bool]) -> set[int]:
-        """The codes of the known values that satisfy the predicate."""
-        return {code for code, value in enumerate(self.values) if value is not None and predicate(value)}
 
 
 class Derived(NamedTuple):
@@ -145,25 +121,26 @@ class RowIndex:
         self._append(record.seq, record.t, kind, FROM_SERVER if record.kind == STDERR else record.dir,
                      pairing.method or own_method, ident, level, record.origin, pairing, offset, length, burst)
 
-    def extend_notifications(self, rows: list[tuple]) -> None:
-        """Index notifications read from a recording (the view's fast path, row_load.py), column by column:
-        rows of (seq, t, offset, length, dir code, method code, level code, origin code); no id, no pairing."""
+    def extend_unpaired(self, rows: list[tuple]) -> None:
+        """Index notifications and stderr lines read from a recording (the view's fast path, row_load.py), column
+        by column: rows of (seq, t, offset, length, kind code, dir code, method code, level code, origin code, burst
+        head's seq or 0); no id, no pairing. The caller has fed the burst tracker (self.bursts) in seq order."""
         count = len(rows)
-        seq, t, offset, length, direction, method, level, origin = zip(*rows)
+        seq, t, offset, length, kind, direction, method, level, origin, burst = zip(*rows)
         self.t.extend(t)
         self.offset.extend(offset)
         self.length.extend(length)
+        self.kind.extend(kind)
         self.dir.extend(direction)
         self.method.extend(method)
         self.level.extend(level)
         self.origin.extend(origin)
-        self.kind.extend(array("B", [KIND_CODE["notification"]]) * count)
         self.ids.extend(array("i", [NO_ID]) * count)
-        self.link.extend(array("i", [0]) * count)
+        start = len(self.seq)  # a stderr line links to its burst's first line, as _append links it
+        self.link.extend(array("i", [self._link_code(start + j, one, head) if head else 0
+                                     for j, (one, head) in enumerate(zip(seq, burst))]))
         self.flags.extend(array("B", [0]) * count)
         self.seq.extend(seq)  # last: the rows exist (len, position) once every column holds them
-        if DIR_CODE[TO_SERVER] in direction:  # a notification to the server ends an open stderr burst (bursts.py)
-            self.bursts.open = None
 
     def _append(self, seq: int, t: float, kind: str, direction: str | None, method: str | None, ident,
                 level, origin: str | None, pairing: Pairing, offset: int, length: int, burst: int | None) -> None:

@@ -3,8 +3,9 @@
 The one reader (files.RecordingReader) decides what is skipped and why; this module only spares it the work it
 would repeat a million times. Whole lines are taken a block at a time (no object per line), each decoded by json's
 C scanner straight from the block's text (no json.loads wrapper per line), and must be exactly one JSON value.
-A notification, most of any big recording, is indexed straight from its decoded object after the same checks
-`from_dict` and the reader make; every other line (the header, events, requests and responses, a line that does
+A notification or a stderr line, most of any big recording, is indexed straight from its decoded object after
+the same checks `from_dict` and the reader make (and fed to the stderr burst tracker as RowIndex.add feeds it);
+every other line (the header, events, requests and responses, a line that does
 not decode, a blank one) goes through the reader itself, so the problems are exactly those `read_recording`
 reports.
 """
@@ -19,8 +20,8 @@ from typing import Iterator
 
 from inspector.recording import format as limits  # the caps are read at call time: tests lower them
 from inspector.recording.files import RECORD_DEPTH, Line, RecordingReader, RecordingWriter, split_lines
-from inspector.recording.row_index import DIR_CODE, LEVEL_CODE, RowIndex
-from inspector.protocol.records import FROM_SERVER, TO_SERVER, Record
+from inspector.recording.row_index import DIR_CODE, KIND_CODE, LEVEL_CODE, RowIndex
+from inspector.protocol.records import FROM_SERVER, STDERR, TO_SERVER, Record
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,15 +124,16 @@ def _fast_run(index: RowIndex, reader: RecordingReader, run: Run) -> bool:
     except UnicodeDecodeError:
         return False
     # One loop, no call per line but the scanner's: a million lines make every call count.
-    fast: list[tuple] = []  # notifications not yet in the index: added column by column, in C
+    fast: list[tuple] = []  # rows not yet in the index: added column by column, in C
     method_code, origin_code, find, scan = index.methods.code, index.origins.code, text.find, _SCAN_ONCE
+    bursts = index.bursts
     offset, number, pos, last_seq = run.offset, run.number, 0, reader.last_seq
     for line in lines:
         end = find("\n", pos)
         if end < 0:
             end = len(text)
         value = None
-        if line.count(b"{") + line.count(b"[") <= RECORD_DEPTH:
+        if len(line) <= RECORD_DEPTH or line.count(b"{") + line.count(b"[") <= RECORD_DEPTH:  # (a bracket a byte)
             try:
                 value, stop = scan(text, pos)
             except (StopIteration, ValueError, RecursionError):
@@ -139,32 +141,56 @@ def _fast_run(index: RowIndex, reader: RecordingReader, run: Run) -> bool:
             else:
                 if stop != end:
                     value = None  # not exactly one value on the line: the reader says what is wrong
-        if type(value) is dict and value.get("kind") == "message":
-            seq, t, direction, msg = value.get("seq"), value.get("t"), value.get("dir"), value.get("msg")
-            method = msg.get("method") if type(msg) is dict else None
-            # from_dict's and the reader's checks, for a notification (no id: nothing to pair)
-            if (type(seq) is int and seq > last_seq and type(t) is float and type(method) is str
-                    and "id" not in msg and (direction == TO_SERVER or direction == FROM_SERVER)):
-                params = msg.get("params") if method == "notifications/message" else None
-                level = params.get("level") if type(params) is dict else None
-                origin = value.get("origin")
-                fast.append((seq, t, offset, len(line), DIR_CODE[direction], method_code(method),
-                             LEVEL_CODE.get(level, 0) if type(level) is str else 0,
-                             origin_code(origin if type(origin) is str else None)))
-                last_seq = seq
-                offset, number, pos = offset + len(line) + 1, number + 1, end + 1
-                continue
+        row = _unpaired_row(value, last_seq, offset, len(line), method_code, origin_code, bursts) \
+            if type(value) is dict else None
+        if row is not None:
+            fast.append(row)
+            last_seq = row[0]
+            offset, number, pos = offset + len(line) + 1, number + 1, end + 1
+            continue
         if fast:
-            index.extend_notifications(fast)
+            index.extend_unpaired(fast)
             fast = []
         reader.last_seq = last_seq
         _one_line(index, reader, Line(number, offset, line, True))
         last_seq = reader.last_seq
         offset, number, pos = offset + len(line) + 1, number + 1, end + 1
     if fast:
-        index.extend_notifications(fast)
+        index.extend_unpaired(fast)
     reader.last_seq = last_seq
     return True
+
+
+def _unpaired_row(value: dict, last_seq: int, offset: int, length: int, method_code, origin_code, bursts
+                  ) -> tuple | None:
+    """The index row of a decoded line that is a notification or a stderr line passing from_dict's and the
+    reader's checks (nothing to pair), as RowIndex.extend_unpaired takes it; None for anything else (the reader
+    and RowIndex.add take it). Feeds the burst tracker as RowIndex.add would."""
+    seq, t, kind = value.get("seq"), value.get("t"), value.get("kind")
+    if type(seq) is not int or seq <= last_seq or type(t) is not float:
+        return None
+    origin = value.get("origin")
+    origin = origin_code(origin) if type(origin) is str else 0  # code 0 is None: most rows have no origin
+    if kind == "stderr":
+        text = value.get("text")
+        head = bursts.observe(STDERR, None, seq, t, text if type(text) is str else None)
+        return seq, t, offset, length, _STDERR_CODE, _FROM_SERVER_CODE, 0, 0, origin, head
+    if kind != "message":
+        return None
+    direction, msg = value.get("dir"), value.get("msg")
+    method = msg.get("method") if type(msg) is dict else None
+    if type(method) is not str or "id" in msg or (direction != TO_SERVER and direction != FROM_SERVER):
+        return None
+    if direction == TO_SERVER:
+        bursts.open = None  # a record to the server ends an open stderr burst (bursts.py)
+    params = msg.get("params") if method == "notifications/message" else None
+    level = params.get("level") if type(params) is dict else None
+    return (seq, t, offset, length, _NOTIFICATION_CODE, DIR_CODE[direction], method_code(method),
+            LEVEL_CODE.get(level, 0) if type(level) is str else 0, origin, 0)
+
+
+_STDERR_CODE, _NOTIFICATION_CODE = KIND_CODE["stderr"], KIND_CODE["notification"]
+_FROM_SERVER_CODE = DIR_CODE[FROM_SERVER]
 
 
 _SCAN_ONCE = json.scanner.make_scanner(json.JSONDecoder())

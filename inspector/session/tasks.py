@@ -111,8 +111,10 @@ class TaskTracker:
     def read_recording(self, store) -> None:
         """`view`: learn the tasks a recording holds (task results and status notifications), so the panel
         shows what the file says rather than "No tasks yet" (finding 25). Nothing is sent."""
-        for row in store.rows():
-            if row.kind == "notification" and row.method in STATUS_NOTIFICATIONS:
+        # Only the rows that can hold a task are looked at: found by their codes, not by reading a million rows.
+        seqs = sorted(store.seqs_of_methods("notification", STATUS_NOTIFICATIONS) + store.seqs_of_kind("response"))
+        for row in filter(None, map(store.row, seqs)):
+            if row.kind == "notification":
                 record = store.record(row.seq)
                 msg = record.msg if record is not None and isinstance(record.msg, dict) else {}
                 view = task_from_status_notification(msg.get("params"))

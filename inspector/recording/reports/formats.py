@@ -16,14 +16,15 @@ def _html_report(result: Redacted, notes: list[str], picked: Picked) -> str:
     from inspector.recording.reports.html import render_html  # here: the registry is imported by every export
 
     masked = [{"seq": seq, "kind": f.kind, "path": f.path} for seq, f in result.findings if seq is None or picked(seq)]
-    return render_html(result.header, [r for r in result.records if picked(r["seq"])], masked, notes)
+    typed = None if result.typed is None else [r for r in result.typed if picked(r.seq)]
+    return render_html(result.header, [r for r in result.records if picked(r["seq"])], masked, notes, typed)
 
 
 def _markdown_report(result: Redacted, notes: list[str], picked: Picked) -> str:
     """GitHub Markdown: the whole recording summarised, the picked calls shown."""
     from inspector.recording.reports import markdown  # here: a jsonl export needs no checker nor jsonschema
 
-    return markdown.report_for(result.header, result.records, notes, picked)
+    return markdown.report_for(result.header, result.records, notes, picked, result.typed)
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from dataclasses import asdict
 from importlib import resources
 from typing import Iterable
 
+from inspector.protocol.records import Record
 from inspector.recording.reports import summary
 
 ASSETS = ("report.css", "report_views.js", "report.js")
@@ -37,10 +38,10 @@ FILTERS = (
 
 
 def render_html(header: dict | None, records: list[dict], masked: Iterable[dict] = (),
-                notes: Iterable[str] = ()) -> str:
+                notes: Iterable[str] = (), typed: list[Record] | None = None) -> str:
     """The report of a redacted recording: `masked` lists what redaction masked ({where, kind, path}), `notes`
-    the lines the reader skipped."""
-    typed = summary.as_records(records)
+    the lines the reader skipped; `typed`, the records as Records when the caller has them (Redacted.typed)."""
+    typed = summary.as_records(records) if typed is None else typed
     found = summary.index(typed)
     data = {
         "summary": asdict(summary.summarize(header, typed, found.rows)),

@@ -11,10 +11,12 @@ what they hold), so nothing a server writes can close a block or add markup.
 from __future__ import annotations
 
 import json
-from typing import Callable
+from typing import Callable, Iterable, Iterator
 
 from inspector.protocol.records import EVENT, STDERR, Record, describe_event
-from inspector.recording.reports.md_text import fence, html_text, inline, trim_middle, trim_value, when
+from inspector.recording.reports.md_text import (
+    fence, html_text, inline, trim_lines_middle, trim_middle, trim_value, when,
+)
 from inspector.recording.reports.summary import Call, Problem, as_records, index, problems as find_problems, summarize
 
 LIMIT = 65_000
@@ -47,9 +49,11 @@ def render_markdown(header: dict | None, records: list[dict], problems: list[Pro
     return _render(header, records, as_records(records), problems, picked, limit)
 
 
-def report_for(header: dict | None, records: list[dict], unreadable: list[str], picked: Picked) -> str:
-    """render_markdown with the problems found in the records (and the lines the reader skipped)."""
-    typed = as_records(records)  # once: a recording may hold 100,000 records
+def report_for(header: dict | None, records: list[dict], unreadable: list[str], picked: Picked,
+               typed: list[Record] | None = None) -> str:
+    """render_markdown with the problems found in the records (and the lines the reader skipped); `typed`, the
+    records as Records when the caller has them (Redacted.typed)."""
+    typed = as_records(records) if typed is None else typed  # once: a recording may hold 100,000 records
     return _render(header, records, typed, find_problems(typed, unreadable), picked, LIMIT)
 
 
@@ -58,8 +62,8 @@ def _render(header: dict | None, records: list[dict], typed: list[Record], probl
     calls = [call for call in index(typed).calls if any(picked(seq) for seq in call.seqs)]
     problems = [p for p in problems if p.seq is None or picked(p.seq)]
     parts = [_head(header, typed, calls, picked),
-             _capped("Problems", [_problem_line(p) for p in problems], PROBLEMS_LIMIT),
-             _capped("Events", _event_lines(records, picked), EVENTS_LIMIT),
+             _capped("Problems", map(_problem_line, problems), len(problems), PROBLEMS_LIMIT),
+             _capped("Events", *_event_lines(records, picked), EVENTS_LIMIT),
              _outside_calls(records, calls, picked)]
     used = sum(len(part) for part in parts)
     blocks, trimmed = _fit_calls(calls, problems, limit - used - FOOTER_RESERVE)
@@ -108,10 +112,12 @@ def _problem_line(problem: Problem) -> str:
     return f"- **{where}** {inline(problem.rule)}: {inline(problem.text, LINE_LIMIT)}\n"
 
 
-def _event_lines(records: list[dict], picked: Picked) -> list[str]:
-    return [f"- #{r['seq']} {inline(describe_event(r['event'], r['detail']), LINE_LIMIT)}\n" for r in records
-            if r.get("kind") == EVENT and r.get("event") in NOTABLE_EVENTS and isinstance(r.get("detail"), dict)
-            and picked(r["seq"])]
+def _event_lines(records: list[dict], picked: Picked) -> tuple[Iterator[str], int]:
+    """The notable events' list lines, made as they are taken, and how many there are."""
+    events = [r for r in records if r.get("kind") == EVENT and r.get("event") in NOTABLE_EVENTS
+              and isinstance(r.get("detail"), dict) and picked(r["seq"])]
+    lines = (f"- #{r['seq']} {inline(describe_event(r['event'], r['detail']), LINE_LIMIT)}\n" for r in events)
+    return lines, len(events)
 
 
 def _outside_calls(records: list[dict], calls: list[Call], picked: Picked) -> str:
@@ -121,13 +127,14 @@ def _outside_calls(records: list[dict], calls: list[Call], picked: Picked) -> st
              if r.get("kind") == STDERR and r["seq"] not in during and picked(r["seq"])]
     if not lines:
         return ""
-    text, _ = trim_middle("\n".join(lines), STDERR_LIMIT)
+    text, _ = trim_lines_middle(lines, STDERR_LIMIT)
     return f"### stderr outside calls ({_lines(len(lines))})\n\n{fence(text, 'text')}\n"
 
 
-def _capped(title: str, lines: list[str], budget: int) -> str:
-    """A section of list lines, as many as fit in budget characters, then how many were left out."""
-    if not lines:
+def _capped(title: str, lines: Iterable[str], count: int, budget: int) -> str:
+    """A section of list lines (`count` of them), as many as fit in budget characters, then how many were left
+    out: the lines after the first that does not fit are never made."""
+    if not count:
         return ""
     out, used = [], 0
     for line in lines:
@@ -135,8 +142,8 @@ def _capped(title: str, lines: list[str], budget: int) -> str:
             break
         out.append(line)
         used += len(line)
-    more = f"- …and {len(lines) - len(out):,} more\n" if len(out) < len(lines) else ""
-    return f"### {title} ({len(lines):,})\n\n{''.join(out)}{more}\n"
+    more = f"- …and {count - len(out):,} more\n" if len(out) < count else ""
+    return f"### {title} ({count:,})\n\n{''.join(out)}{more}\n"
 
 
 def _fit_calls(calls: list[Call], problems: list[Problem], budget: int) -> tuple[list[str], bool]:

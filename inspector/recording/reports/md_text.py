@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 import html
 import re
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 _BACKTICK_RUN = re.compile(r"`+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -56,6 +56,29 @@ def trim_middle(text: str, limit: int) -> tuple[str, int]:
     head, tail = text[:keep // 2], text[len(text) - keep // 2:]
     dropped = len(text) - len(head) - len(tail)
     return f"{head} …[{dropped:,} characters trimmed]… {tail}", dropped
+
+
+def trim_lines_middle(lines: list[str], limit: int) -> tuple[str, int]:
+    """trim_middle("\\n".join(lines), limit), without joining what the middle drops (a million stderr lines)."""
+    total = sum(map(len, lines)) + max(len(lines) - 1, 0)
+    if total <= limit:
+        return "\n".join(lines), 0
+    half = max(limit - 40, 2) // 2
+    head = "\n".join(_until(lines, half))[:half]
+    tail = "\n".join(reversed(list(_until(reversed(lines), half))))
+    tail = tail[len(tail) - half:]
+    dropped = total - len(head) - len(tail)
+    return f"{head} …[{dropped:,} characters trimmed]… {tail}", dropped
+
+
+def _until(lines: Iterable[str], chars: int) -> Iterator[str]:
+    """Lines from the start of `lines` until they hold at least `chars` characters with their newlines."""
+    taken = 0
+    for line in lines:
+        yield line
+        taken += len(line) + 1
+        if taken > chars:
+            return
 
 
 def trim_value(value: Any, *, text_limit: int, items_limit: int) -> tuple[Any, bool]:

@@ -1,0 +1,77 @@
+"""A recording's records read a run of whole lines at a time, for the commands that need every record of a big
+file (export's reports): the one reader's verdicts, without its per-line cost on the lines it would keep as they
+are.
+
+Like row_load's fast path: a run is decoded once and each line is scanned from the run's text by json's C scanner;
+a line that is exactly one JSON value, shallow enough, passing from_dict's checks with a seq that increases is the
+Record the reader would make of it. Every other line (the header, a blank, a damaged or deep one, a run that is not
+UTF-8, a long line) goes through the reader itself, so what is skipped and reported is exactly what
+`stream_recording` skips and reports.
+"""
+
+from __future__ import annotations
+
+import json.scanner
+from pathlib import Path
+from typing import Iterator
+
+from inspector.protocol.records import Record, RecordError, from_dict
+from inspector.recording.format import RECORD_DEPTH
+from inspector.recording.reading import Line, RecordingReader, file_blocks
+from inspector.recording.row_load import Run, split_runs
+
+
+def stream_records(path: Path | str, reader: RecordingReader) -> Iterator[tuple[bytes, Record]]:
+    """(the line as read, its Record) for each record `reader` would keep, in file order; the reader notes the
+    header and what is skipped. Raises RecordingError as the reader does."""
+    for item in split_runs(file_blocks(path)):
+        if isinstance(item, Run):
+            yield from _run(item, reader)
+        else:
+            yield from _one(item, reader)
+
+
+def _one(line: Line, reader: RecordingReader) -> Iterator[tuple[bytes, Record]]:
+    record = reader.feed(line)
+    if isinstance(record, Record):
+        yield line.data, record
+
+
+def _run(run: Run, reader: RecordingReader) -> Iterator[tuple[bytes, Record]]:
+    lines = run.data.split(b"\n")
+    number, offset = run.number, run.offset
+    if number == 1:  # the header (and a byte order mark) are the reader's alone
+        yield from _one(Line(1, offset, lines[0], True), reader)
+        number, offset, lines = 2, offset + len(lines[0]) + 1, lines[1:]
+    try:
+        text = b"\n".join(lines).decode("utf-8")  # the reader decodes each line as strict UTF-8 too
+    except UnicodeDecodeError:
+        text = None  # the reader says which line is not
+    pos, last_seq, scan = 0, reader.last_seq, _SCAN
+    for line in lines:
+        record = None
+        if text is not None:
+            end = text.find("\n", pos)
+            end = len(text) if end < 0 else end
+            if len(line) <= RECORD_DEPTH or line.count(b"{") + line.count(b"[") <= RECORD_DEPTH:  # nor nest deeper
+                try:
+                    value, stop = scan(text, pos)
+                    record = from_dict(value) if stop == end else None
+                except (StopIteration, ValueError, RecursionError, RecordError):
+                    record = None
+                if record is not None and record.seq <= last_seq:
+                    record = None  # the reader says it does not increase
+            pos = end + 1
+        if record is not None:
+            last_seq = record.seq
+            yield line, record
+        else:
+            reader.last_seq = last_seq
+            yield from _one(Line(number, offset, line, True), reader)
+            last_seq = reader.last_seq
+        number, offset = number + 1, offset + len(line) + 1
+    reader.last_seq = last_seq
+
+
+_SCAN = json.scanner.make_scanner(json.JSONDecoder())
+"""json's C scanner: (value, end) for the value at a position of a text, without json.loads' wrapper per call."""
