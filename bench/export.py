@@ -53,6 +53,11 @@ def main() -> None:
         print(f"floor (read + json.loads every line): {best['floor']:7.3f} s")
         for name in ("jsonl", "html", "md"):
             print(f"mcp-inspect export --format {name:5}: {best[name]:7.3f} s   ratio {best[name] / best['floor']:5.2f}x")
+        # The issue: export of 100,000 records <= 1 s, where the review's floor (json.loads of every line of a
+        # 100,000-message recording) took 0.39 s; judged as a ratio to this run's floor (machines differ).
+        print(f"goal: <= 1 s where the review's floor took 0.39 s (2.6x): {best['floor'] / 0.39:.2f} s here; "
+              + ", ".join(f"{name} {'MET' if best[name] <= best['floor'] / 0.39 else 'NOT MET'}"
+                          for name in ("jsonl", "html", "md")))
 
 
 if __name__ == "__main__":
