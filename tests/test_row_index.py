@@ -395,3 +395,58 @@ def test_rows_by_kind_and_method_are_found_by_their_codes_beyond_the_method_tabl
             assert store.seqs_of_methods("notification", wanted) == expected and len(expected) == count
     finally:
         writer.close()
+
+
+def test_a_batch_of_notifications_is_indexed_exactly_as_add_indexes_each_record(tmp_path, monkeypatch):
+    """RowIndex.add_batch puts a run of notifications in column by column (the live flood's fast path); every
+    column must hold what RowIndex.add gives each record, in the same order, whatever the batch mixes in: requests
+    and answers, notifications both ways, with origins and log levels, invalid ones, methods beyond the code table,
+    and stderr bursts (while one is open, notifications go through add)."""
+    monkeypatch.setattr(row_index, "METHOD_CODES", 12)
+
+    def records(i):
+        shaped = session_records()
+        made = shaped[:5] + [
+            received(jsonrpc.notification(f"notifications/custom-{(i + k) % 15}", {"k": k})) for k in range(7)
+        ] + [
+            received(jsonrpc.notification("notifications/message", {"level": level, "data": i}))
+            for level in ("error", "loud", 3)
+        ] + [
+            received({"jsonrpc": "1.0", "method": "notifications/old"}),  # invalid: no fast path
+            sent(jsonrpc.notification("notifications/cancelled", {"requestId": i}), origin="user"),
+            stderr(f"log {i}", t=30.0 + i),
+            received(jsonrpc.notification("notifications/progress", {"progress": i}), t=30.1 + i),  # burst open
+            sent(jsonrpc.notification("notifications/roots/list_changed")),  # ends the burst
+            received(jsonrpc.notification("notifications/progress", {"progress": i})),
+        ] + shaped[5:]
+        for j, record in enumerate(made):
+            record.t = 100.0 + i + j / 100  # not the clock: both stores write the very same lines
+        return made
+
+    def indexed(name, batched):
+        writer = RecordingWriter.create(tmp_path / name)
+        store = Store(writer)
+        for i in range(40):
+            batch = records(i)
+            if batched:
+                store.add_batch(batch[: i % 9 + 1])
+                store.add_batch(batch[i % 9 + 1:])
+            else:
+                for record in batch:
+                    store.add(record)
+        columns = {name: list(getattr(store._rows, name)) for name in (
+            "t", "offset", "length", "kind", "dir", "method", "level", "origin", "ids", "link", "flags")}
+        return store, writer, row_values(store), columns
+
+    batched_store, batched_writer, batched_rows, batched_columns = indexed("batched.jsonl", True)
+    monkeypatch.setattr(row_index, "notification_row", lambda *_: None)  # the reference: RowIndex.add per record
+    each_store, each_writer, each_rows, each_columns = indexed("each.jsonl", False)
+    try:
+        assert len(batched_rows) == len(each_rows) == 40 * len(records(0))
+        assert batched_columns == each_columns
+        assert batched_rows == each_rows
+        notifications = [row for row in batched_rows if row[2] == "notification"]
+        assert {row[15] for row in notifications} >= {"error", None} and len(notifications) > 40 * 12
+    finally:
+        batched_writer.close()
+        each_writer.close()

@@ -1,8 +1,21 @@
-"""Shared tables of the strings a row index column holds as small integer codes (methods, origins)."""
+"""The row index's code tables: the fixed ones (kind, direction, log level) and the shared growing tables of the
+strings a column holds as small integer codes (methods, origins)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+
+from inspector.protocol import jsonrpc
+from inspector.protocol.records import FROM_SERVER, MESSAGE, TO_SERVER, Record, message_kind
+
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+TIMELINE_KINDS = ("request", "response", "notification", "error", "batch", "invalid", "stderr", "event")
+DIRS = (None, TO_SERVER, FROM_SERVER)
+LEVELS = (None,) + LOG_LEVELS
+KIND_CODE = {kind: code for code, kind in enumerate(TIMELINE_KINDS)}
+DIR_CODE = {value: code for code, value in enumerate(DIRS)}
+LEVEL_CODE = {value: code for code, value in enumerate(LEVELS)}
+STDERR_KIND, NOTIFICATION_CODE = KIND_CODE["stderr"], KIND_CODE["notification"]
 
 
 class Codes:
@@ -28,3 +41,16 @@ class Codes:
     def matching(self, predicate: Callable[[str], bool]) -> set[int]:
         """The codes of the known values that satisfy the predicate."""
         return {code for code, value in enumerate(self.values) if value is not None and predicate(value)}
+
+
+def notification_row(record: Record, offset: int, length: int, methods: Codes, origins: Codes) -> tuple | None:
+    """RowIndex.extend_unpaired's row for a notification message, holding the codes RowIndex.add would append for
+    it (no id, no pairing, no burst); None for any other record."""
+    msg = record.msg
+    if record.kind != MESSAGE or type(msg) is not dict or "id" in msg or message_kind(record) != jsonrpc.NOTIFICATION:
+        return None
+    method, level = msg["method"], None
+    if method == "notifications/message" and isinstance(msg.get("params"), dict):
+        level = msg["params"].get("level")
+    return (record.seq, record.t, offset, length, NOTIFICATION_CODE, DIR_CODE.get(record.dir, 0), methods.code(method),
+            LEVEL_CODE.get(level, 0) if isinstance(level, str) else 0, origins.code(record.origin), 0)

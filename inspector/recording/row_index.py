@@ -25,7 +25,10 @@ from typing import Callable, NamedTuple
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.bursts import Bursts
-from inspector.recording.codes import Codes
+from inspector.recording.codes import (  # the tables, named here too: callers import them from the index
+    DIR_CODE, DIRS, KIND_CODE, LEVEL_CODE, LEVELS, LOG_LEVELS, STDERR_KIND, TIMELINE_KINDS, Codes,
+    notification_row,
+)
 from inspector.protocol.json import loads
 from inspector.recording.files import RECORD_DEPTH
 from inspector.recording.seq_runs import SeqRuns
@@ -35,14 +38,6 @@ from inspector.protocol.records import (
 )
 
 PREVIEW_CHARS = 200
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
-TIMELINE_KINDS = ("request", "response", "notification", "error", "batch", "invalid", "stderr", "event")
-DIRS = (None, TO_SERVER, FROM_SERVER)
-LEVELS = (None,) + LOG_LEVELS
-KIND_CODE = {kind: code for code, kind in enumerate(TIMELINE_KINDS)}
-DIR_CODE = {value: code for code, value in enumerate(DIRS)}
-LEVEL_CODE = {value: code for code, value in enumerate(LEVELS)}
-STDERR_KIND = KIND_CODE["stderr"]
 NO_ID, ID_IN_FILE = -(2 ** 31), -(2 ** 31) + 1
 """The id column's values for a row without an id, and for an id that is not a 32-bit integer (a string, a float,
 null, 2**40): its text is read back from the file."""
@@ -97,12 +92,24 @@ class RowIndex:
     # -- adding -----------------------------------------------------------------------------------------------
 
     def add_batch(self, records: list[Record], lines: list[bytes], offset: int) -> None:
-        """Index the records of one write: `lines` are their lines as written, the first at `offset`."""
-        add = self.add
+        """Index the records of one write: `lines` are their lines as written, the first at `offset`. A run of
+        notifications (most of a flood) goes in column by column, as view's fast path does and exactly as `add`
+        would index each; every other record goes through `add`, in order."""
+        run: list[tuple] = []
         for record, line in zip(records, lines):
-            length = len(line)
-            add(record, offset, length - 1)  # the newline is no part of the record
-            offset += length
+            length = len(line) - 1  # the newline is no part of the record
+            row = notification_row(record, offset, length, self.methods, self.origins) \
+                if self.bursts.open is None and length < LONG_LINE else None
+            if row is not None:
+                run.append(row)
+            else:
+                if run:
+                    self.extend_unpaired(run)
+                    run = []
+                self.add(record, offset, length)
+            offset += length + 1
+        if run:
+            self.extend_unpaired(run)
 
     def add(self, record: Record, offset: int, length: int) -> None:
         """Index a written record: its summary, and its pairing with an earlier request."""
