@@ -295,6 +295,14 @@ def wait_for(predicate, timeout: float = 10.0, interval: float = 0.05, message: 
             raise AssertionError(f"timed out waiting for {message}")
         time.sleep(interval)
 
+
+def live_synced(page) -> None:
+    """Wait until the live websocket's first frame is in the page (it fills the empty timeline). That frame also
+    re-renders the side panels, the tools list included: a click on a tool before it lands on a button the frame
+    then replaces, and on a loaded machine the frame can come seconds after the page loaded."""
+    page.wait_for_function("() => document.querySelector('#timeline-rows .row') !== null", timeout=90_000)
+
+
 def wait_tools_listed(inspector, timeout: float = 20) -> list[dict]:
     """Until the page knows the server's tools: their tools/list answer is recorded AND the page serves the first
     one. The record is written before the session takes the list in (record first), so on a busy machine the

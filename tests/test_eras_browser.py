@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import fixture_command, records_in, start_inspector, wait_tools_listed
+from conftest import fixture_command, live_synced, records_in, start_inspector, wait_tools_listed
 
 pytestmark = pytest.mark.browser
 
@@ -40,6 +40,7 @@ def csp_errors(page) -> list[str]:
 
 def open_tool(page, inspector, name: str):
     page.goto(inspector.url)
+    live_synced(page)
     page.locator("#tools-list .tool-item", has_text=name).first.click()
     page.locator(f'.tool-detail[data-tool="{name}"]').wait_for()
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import fixture_command, records_in, wait_for
+from conftest import fixture_command, live_synced, records_in, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -23,6 +23,7 @@ def field(page, key: str):
 
 def open_tool(page, inspector, name: str):
     page.goto(inspector.url)
+    live_synced(page)
     page.locator("#tools-list .tool-item", has_text=name).first.click()
     page.locator(".tool-detail", has=page.locator("h3", has_text=name)).wait_for()
 

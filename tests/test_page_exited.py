@@ -8,13 +8,14 @@ import signal
 
 import pytest
 
-from conftest import fixture_command, wait_for
+from conftest import fixture_command, live_synced, wait_for
 
 pytestmark = pytest.mark.browser
 
 
 def open_tool(page, inspector, name: str):
     page.goto(inspector.url)
+    live_synced(page)
     page.get_by_role("button", name=re.compile("^" + name)).click()
     page.locator(f'.tool-detail[data-tool="{name}"]').wait_for()
     page.wait_for_function("() => document.querySelectorAll('#timeline-rows .row').length > 0")

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from conftest import fixture_command, start_inspector, wait_for, wait_tools_listed
+from conftest import fixture_command, live_synced, start_inspector, wait_for, wait_tools_listed
 
 pytestmark = pytest.mark.browser
 
@@ -41,6 +41,7 @@ def open_page(browser, inspector):
         page = context.new_page()
         page.goto(inspector.url)
         page.wait_for_selector("#tools-list .tool-item")
+        live_synced(page)
         return page
 
     yield opener

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 
-from conftest import wait_for
+from conftest import live_synced, wait_for
 
 
 def open_tool(page, inspector, tool: str, width: int = 1280, height: int = 800) -> None:
     """Load the page at width × height and open `tool` in the tool pane."""
     page.set_viewport_size({"width": width, "height": height})
     page.goto(inspector.url)
+    live_synced(page)
     page.locator("#tools-list .tool-item", has_text=re.compile(rf"^\s*{tool}\b")).first.click()
     page.locator("#tool-detail form").first.wait_for()
 
