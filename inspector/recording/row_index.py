@@ -33,8 +33,7 @@ from inspector.protocol.json import loads
 from inspector.recording.files import RECORD_DEPTH
 from inspector.recording.seq_runs import SeqRuns
 from inspector.protocol.records import (
-    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Pairer, Pairing, Record, describe_event, from_dict,
-    message_kind,
+    EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, Pairer, Pairing, Record, describe_event, from_dict, message_kind,
 )
 
 PREVIEW_CHARS = 200
@@ -143,9 +142,12 @@ class RowIndex:
         self.level.extend(level)
         self.origin.extend(origin)
         self.ids.extend(array("i", [NO_ID]) * count)
-        start = len(self.seq)  # a stderr line links to its burst's first line, as _append links it
-        self.link.extend(array("i", [self._link_code(start + j, one, head) if head else 0
-                                     for j, (one, head) in enumerate(zip(seq, burst))]))
+        if any(burst):  # a stderr line links to its burst's first line, as _append links it
+            start = len(self.seq)  # the rows' positions: the seq column grows last
+            self.link.extend(array("i", [self._link_code(start + j, one, head) if head else 0
+                                         for j, (one, head) in enumerate(zip(seq, burst))]))
+        else:
+            self.link.extend(array("i", [0]) * count)  # notifications alone (a flood's batch): no loop per row
         self.flags.extend(array("B", [0]) * count)
         self.seq.extend(seq)  # last: the rows exist (len, position) once every column holds them
 
