@@ -73,6 +73,37 @@ def test_a_json_rpc_error_result_counts_its_stderr_too(page, inspector_factory):
     assert "ValueError: exploded because boom" in stderr.locator("pre").inner_text()
 
 
+def render_card_again(page, card) -> None:
+    """Swap a new copy of a finished call's card in, the way the long poll's answer is, and wait until it is in."""
+    card_id = card.get_attribute("id")
+    page.evaluate("id => { document.getElementById(id).dataset.oldCopy = '1'; }", card_id)
+    page.evaluate("id => htmx.ajax('GET', '/calls/' + id.split('-')[1], {target: '#' + id, swap: 'outerHTML'})",
+                  card_id)
+    wait_for(lambda: card.count() == 1 and card.get_attribute("data-old-copy") is None, 30,
+             message="a new copy of the card")
+
+
+def test_an_opened_stderr_block_stays_open_when_the_card_is_rendered_again(page, inspector_factory):
+    """A finished call's card can arrive twice (the websocket's push and the long poll's answer): a block the user
+    opened between the two must not close under the pointer (a CI run read an empty block right after the click)."""
+    inspector = inspector_factory(fixture_command("stderr_server"))
+    open_tool(page, inspector, "explode")
+    card = call_and_wait(page)
+    stderr = card.locator("details.call-stderr")
+    wait_for(lambda: stderr.count() and "4 lines on stderr" in stderr.inner_text(), 30, message="the count")
+    stderr.locator("summary").click()
+    wait_for(lambda: stderr.evaluate("d => d.open"), 10, message="the block opened")
+    render_card_again(page, card)
+    assert stderr.evaluate("d => d.open") is True
+    assert stderr.locator("pre.burst-lines").inner_text().splitlines() == TRACEBACK
+    # Closed by the user, it stays closed through the next copy.
+    stderr.locator("summary").click()
+    wait_for(lambda: not stderr.evaluate("d => d.open"), 10, message="the block closed")
+    render_card_again(page, card)
+    assert stderr.evaluate("d => d.open") is False
+    assert real_errors(page) == []
+
+
 def test_a_quiet_call_says_nothing_about_stderr(page, inspector_factory):
     inspector = inspector_factory(fixture_command("stderr_server"))
     open_tool(page, inspector, "quiet")
