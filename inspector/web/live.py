@@ -27,9 +27,11 @@ from inspector.web.live_socket import HandshakeRefused, LiveSocket
 
 DOM_ROWS = 1000
 """The page never holds more rows than this; the server sends no more than it can keep."""
-CATCH_UP_ROWS = 250
-"""A tab more than DOM_ROWS behind gets this many of the newest rows (a few screens; older ones page in): during a
-flood every frame is such a catch-up, and a smaller one is that much less for the page to parse and lay out."""
+CATCH_UP_ROWS = 100
+"""A tab more than DOM_ROWS behind gets this many of the newest rows (two screens and more of a tall window; older
+ones page in): during a flood every frame is such a catch-up, and its rows are rendered here (about 0.1 ms each)
+and parsed and laid out by the page on the same two cores as the relay. 250 cost a 100,000-message flood about
+0.5 s of the inspector's CPU (bench/page_flood.py: result 4.6x the floor; 4.0x with 100)."""
 WAIT_SECONDS = 0.25
 MAX_INBOUND_BYTES = 1024 * 1024
 """A bigger message from the browser is refused with close 1009 (the page sends only small JSON)."""
