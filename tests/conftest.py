@@ -107,12 +107,13 @@ class Inspector(PageRequests):
         conn.close()
         return response.status, {k.lower(): v for k, v in response.getheaders()}, payload
 
-    def ws(self, **kwargs):
-        """A websocket client on /ws with the cookie and our Origin, that acknowledges each frame it reads."""
+    def ws(self, path: str = "/ws", **kwargs):
+        """A websocket client on /ws (or `path`) with the cookie and our Origin, that acknowledges each frame it
+        reads."""
         import websocket
 
         options = {"cookie": self.cookie, "origin": self.origin, "timeout": 10, **kwargs}
-        return AckingSocket(websocket.create_connection(f"ws://127.0.0.1:{self.port}/ws", **options))
+        return AckingSocket(websocket.create_connection(f"ws://127.0.0.1:{self.port}{path}", **options))
 
     def stderr_text(self) -> str:
         return self.stderr_path.read_text(errors="replace")
@@ -298,8 +299,9 @@ def wait_for(predicate, timeout: float = 10.0, interval: float = 0.05, message: 
 
 def live_synced(page) -> None:
     """Wait until the live websocket's first frame is in the page (it fills the empty timeline). That frame also
-    re-renders the side panels, the tools list included: a click on a tool before it lands on a button the frame
-    then replaces, and on a loaded machine the frame can come seconds after the page loaded."""
+    re-renders the side panels that changed since the page was drawn: the tools list, when the page was drawn before
+    the server listed its tools. A click on a tool before it lands on a button the frame then replaces, and on a
+    loaded machine the frame can come seconds after the page loaded."""
     page.wait_for_function("() => document.querySelector('#timeline-rows .row') !== null", timeout=90_000)
 
 

@@ -56,9 +56,13 @@ def ping_seconds(environ: Mapping[str, str]) -> float:
 class LiveConnection:
     """One browser tab's websocket."""
 
-    def __init__(self, ws, store: Store, ping_every: float = PING_SECONDS, flow: FrameFlow | None = None) -> None:
+    def __init__(self, ws, store: Store, ping_every: float = PING_SECONDS, flow: FrameFlow | None = None,
+                 page_signal: int | None = None) -> None:
         self.ws = ws
         self.store = store
+        self.page_signal = page_signal
+        """The store's signal number when the page was rendered (index.html puts it in the websocket's URL): the
+        first frame re-renders only the panels changed since, not panels the page has just drawn. None: all."""
         self.ping_every = ping_every
         self._next_ping = time.monotonic() + ping_every
         self.flow = flow or FrameFlow()
@@ -74,7 +78,7 @@ class LiveConnection:
     def run(self) -> None:
         """Serve the connection until the browser goes away."""
         threading.Thread(target=self._receive, name="ws-receive", daemon=True).start()
-        self._sync()
+        self._sync(self.page_signal)
         while self.open:
             # Filters first: a message that came in while syncing must not wait for the next wake-up.
             requested = self._take_filters()
@@ -124,11 +128,16 @@ class LiveConnection:
             except (ConnectionClosed, OSError):
                 pass
 
-    def _sync(self) -> None:
-        """Replace the timeline with the newest rows and re-render the panels."""
-        _, self.signal_cursor = self.store.signals_since(self.store.signal_seq)
+    def _sync(self, page_signal: int | None = None) -> None:
+        """Replace the timeline with the newest rows and re-render the panels: every PAGE_LOAD one, or with
+        `page_signal` (a page's first connection) those changed since the page was rendered. A panel re-rendered
+        for nothing replaces its buttons: a click on a tool just as the page connects was lost with them."""
+        newest = self.store.signal_seq
+        changed, self.signal_cursor = self.store.signals_since(newest if page_signal is None else page_signal)
+        if page_signal is None or changed is None or not 0 <= page_signal <= newest:
+            changed = regions.PAGE_LOAD  # none asked, some changes dropped, or a number this store never gave
         parts = [self._newest_rows(skipped=False)]
-        parts += self._panels(regions.PAGE_LOAD)
+        parts += self._panels(changed)
         self._send("".join(parts))
 
     def _push(self) -> None:
@@ -222,7 +231,8 @@ def register_live(app: Flask, ping_every: float = PING_SECONDS) -> None:
             return Response(f"not a websocket handshake we accept: {refused}\n", status=400, mimetype="text/plain",
                             headers=refused.headers)
         try:
-            LiveConnection(ws, get_inspector().store, ping_every).run()
+            page_signal = request.args.get("since", type=int)  # None when absent or not a number
+            LiveConnection(ws, get_inspector().store, ping_every, page_signal=page_signal).run()
         except ConnectionClosed:
             pass
         finally:

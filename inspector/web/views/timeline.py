@@ -20,7 +20,9 @@ OLDER_ROWS = 500
 def index():
     inspector = get_inspector()
     session = inspector.session
-    return render_template("index.html", server=session.server, session=session, command=session.command,
+    # Read before the panels are rendered: a change made while they are is signalled after it, and re-sent.
+    page_signal = inspector.store.signal_seq
+    return render_template("index.html", page_signal=page_signal, server=session.server, session=session, command=session.command,
                            tools=session.server.tools, selected=None, filters=Filters(),
                            recording=inspector.store.writer.path, problems=inspector.recording_problems,
                            record_count=len(inspector.store))
