@@ -44,15 +44,25 @@ class OpenBurst(NamedTuple):
 
 def follow(burst: OpenBurst | None, seq: int, t: float, text: str) -> OpenBurst:
     """The burst a stderr line belongs to: `burst` grown by it, or a new one headed by it."""
-    # One call per stderr line (a flood's million of them in `view`): the rule is spelled out here, not in helpers.
+    # One call per stderr line (a flood's million of them in `view`): the rule is spelled out here, not in helpers,
+    # and the tuples are made with tuple.__new__ (OpenBurst(...) adds a Python-level call per line).
     starts_traceback = text.startswith(TRACEBACK)
-    if (burst is None or t - burst.last_t > GAP_SECONDS or burst.lines >= MAX_LINES
-            or (starts_traceback and burst.has_traceback and not burst.chained)):
-        return OpenBurst(seq, t, 1, starts_traceback)
-    stripped = text.strip()
-    chained = stripped in CHAINING or (burst.chained and not stripped)
-    return OpenBurst(burst.head, max(t, burst.last_t), burst.lines + 1,
-                     burst.has_traceback or starts_traceback, chained)
+    if burst is None:
+        return _make(OpenBurst, (seq, t, 1, starts_traceback, False))
+    head, last_t, lines, has_traceback, was_chained = burst
+    if (t - last_t > GAP_SECONDS or lines >= MAX_LINES
+            or (starts_traceback and has_traceback and not was_chained)):
+        return _make(OpenBurst, (seq, t, 1, starts_traceback, False))
+    if was_chained:  # a blank line keeps the announcement open
+        stripped = text.strip()
+        chained = not stripped or stripped in CHAINING
+    else:  # both announcements say "exception": most lines are cleared by that one search
+        chained = "exception" in text and text.strip() in CHAINING
+    return _make(OpenBurst, (head, max(t, last_t), lines + 1, has_traceback or starts_traceback,
+                             chained))
+
+
+_make = tuple.__new__
 
 
 def interrupts(kind: str, direction: str | None) -> bool:
