@@ -73,12 +73,21 @@ def test_a_json_rpc_error_result_counts_its_stderr_too(page, inspector_factory):
     assert "ValueError: exploded because boom" in stderr.locator("pre").inner_text()
 
 
-def render_card_again(page, card) -> None:
-    """Swap a new copy of a finished call's card in, the way the long poll's answer is, and wait until it is in."""
+def fetch_card_again(page, card, shown_version: str | None = None) -> None:
+    """Ask for a finished call's card again, the way the long poll does, and wait for the answer's swap to be done
+    (the old card marked, to tell). `shown_version`: first make the card shown claim that version (an older one
+    makes the copy newer)."""
     card_id = card.get_attribute("id")
-    page.evaluate("id => { document.getElementById(id).dataset.oldCopy = '1'; }", card_id)
-    page.evaluate("id => htmx.ajax('GET', '/calls/' + id.split('-')[1], {target: '#' + id, swap: 'outerHTML'})",
-                  card_id)
+    page.evaluate("([id, version]) => { const card = document.getElementById(id); card.dataset.oldCopy = '1';"
+                  " if (version !== null) card.dataset.version = version; }", [card_id, shown_version])
+    # htmx.ajax's promise settles once the answer is handled: swapped, or its swap dropped.
+    page.evaluate("async id => { await htmx.ajax('GET', '/calls/' + id.split('-')[1],"
+                  " {target: '#' + id, swap: 'outerHTML'}); }", card_id)
+
+
+def render_card_again(page, card) -> None:
+    """Swap a newer copy of a finished call's card in, and wait until it is in."""
+    fetch_card_again(page, card, shown_version="-1")
     wait_for(lambda: card.count() == 1 and card.get_attribute("data-old-copy") is None, 30,
              message="a new copy of the card")
 
@@ -101,6 +110,19 @@ def test_an_opened_stderr_block_stays_open_when_the_card_is_rendered_again(page,
     wait_for(lambda: not stderr.evaluate("d => d.open"), 10, message="the block closed")
     render_card_again(page, card)
     assert stderr.evaluate("d => d.open") is False
+    assert real_errors(page) == []
+
+
+def test_a_copy_of_a_finished_card_the_page_already_shows_is_not_swapped_in_again(page, inspector_factory):
+    """The final card comes twice (pushed and long-polled): the second copy, no newer, must leave the card shown, and
+    its buttons, alone (a click on Copy as bug report was lost, or landed on another button, as it was replaced)."""
+    inspector = inspector_factory(fixture_command("stderr_server"))
+    open_tool(page, inspector, "quiet")
+    card = call_and_wait(page)
+    version = card.get_attribute("data-version")
+    assert version and version.isdigit()
+    fetch_card_again(page, card)
+    assert card.get_attribute("data-old-copy") == "1", "the card shown was replaced by a copy no newer"
     assert real_errors(page) == []
 
 

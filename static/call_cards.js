@@ -1,10 +1,13 @@
-// Sections the user opened or closed inside a call's card stay that way when the card is rendered again.
-//
-// A call's card is swapped in whole each time it changes, and its final form can arrive twice (pushed over
-// the websocket and answered to the long poll, app.js). Each copy comes with its <details> in their
-// default state, so a stderr block the user had just opened would close under the pointer. The state the
-// user chose is remembered per card and section, and put back as soon as a new copy is in the page: in
-// the mutation observer's microtask, before the browser paints or runs anything else.
+// A call's card (templates/partials/_call.html), swapped in whole each time it changes (pushed over the websocket
+// and answered to the long poll, app.js):
+// - A copy the page already shows is not swapped in again. The final card comes both ways; swapping the second
+//   copy replaced the card's buttons under a click (Copy as bug report lost, or landing on another button) and
+//   closed what the user had opened. A card carries its version (data-version, bumped on every change of the call):
+//   an incoming copy older than the card shown, or as old and not pending, is dropped from the swap. A pending
+//   copy as old is still swapped: it re-arms the long poll that timed out without news.
+// - Sections the user opened or closed inside a card stay that way when a newer copy comes: the state the user
+//   chose is remembered per card and section, and put back as soon as the copy is in the page, in the mutation
+//   observer's microtask, before the browser paints or runs anything else.
 // No HTML is built here; the cards are server-rendered partials swapped by htmx.
 (function () {
   'use strict';
@@ -12,6 +15,26 @@
   var CARD = '.call[id]';
   var chosen = {}; // card id -> { section key -> open }
   var hasChoices = false;
+
+  var version = function (card) { return parseInt(card.getAttribute('data-version'), 10); };
+
+  function stale(task) {
+    var target = typeof task.target === 'string' ? document.querySelector(task.target) : task.target;
+    if (!target || target.nodeType !== 1 || !target.matches('.call[id][data-version]')) return false;
+    if (!task.swapSpec || task.swapSpec.style !== 'outerHTML' || !task.fragment) return false;
+    var incoming = task.fragment.firstElementChild;
+    if (!incoming || incoming.id !== target.id || !incoming.hasAttribute('data-version')) return false;
+    var shown = version(target), coming = version(incoming);
+    return coming < shown || (coming === shown && !incoming.classList.contains('state-pending'));
+  }
+
+  document.addEventListener('htmx:before:swap', function (e) {
+    var tasks = e.detail && e.detail.tasks;
+    if (!tasks) return;
+    for (var i = tasks.length - 1; i >= 0; i--) {
+      if (stale(tasks[i])) tasks.splice(i, 1);
+    }
+  });
 
   // A section is known by its class and its place among the card's sections of that class.
   function sectionKey(card, details) {
