@@ -180,11 +180,16 @@ def test_a_burst_that_grows_after_it_was_shown_updates_its_row(page, inspector_f
         head = tracker.observe(kind, record.get("dir"), record["seq"], record["t"], record.get("text"))
         if head is not None and str(record.get("text", "")).startswith("drip"):
             groups.setdefault(head, []).append(record["text"])
-    shown = page.locator("#timeline-rows > .row.burst", has_text="drip").evaluate_all(
-        "rows => rows.map(r => [Number(r.dataset.seq), r.querySelector('pre').textContent.split('\\n')"
-        ".filter(Boolean), r.open])")
-    assert [(head, lines) for head, lines, _ in shown] == list(groups.items())
-    assert shown[0][2] is True, "the row the user opened stays open as it grows"
+    def shown():
+        return page.locator("#timeline-rows > .row.burst", has_text="drip").evaluate_all(
+            "rows => rows.map(r => [Number(r.dataset.seq), r.querySelector('pre').textContent.split('\\n')"
+            ".filter(Boolean), r.open])")
+
+    # A grown burst's new copy lands beside the old one and replaces it once settled (timeline_rows.js): read the
+    # rows once the page has merged them all.
+    wait_for(lambda: [(head, lines) for head, lines, _ in shown()] == list(groups.items()), 30,
+             message=f"the page's burst rows to be the recording's bursts {groups}")
+    assert shown()[0][2] is True, "the row the user opened stays open as it grows"
     ids = page.locator("#timeline-rows [id]").evaluate_all("els => els.map(e => e.id)")
     assert len(ids) == len(set(ids)), "no row is shown twice"
     assert real_errors(page) == []
