@@ -177,6 +177,12 @@ INSTRUCTIONS = 12 * 1024 * 1024
 inside its write of this frame while the stalled tab reads nothing."""
 
 
+TEST_PING_SECONDS = "1.5"
+"""The keep-alive interval these tests run with. A tab that answers Pings and acknowledges its frames must stay open,
+and it is closed after two intervals without an acknowledgement (ACK_PINGS): with 0.5 s, a loaded machine's reader
+thread, still reading the 12 MB frame, could acknowledge it too late (a full run once failed here)."""
+
+
 STALLED_TABS = 3
 """With the keep-alive on its own thread, whether its Ping lands inside the frame is a race in the kernel (both
 writers wait for buffer space; either may win each time space frees up); several stalled tabs make that failure
@@ -185,7 +191,7 @@ near certain. With one writer there is no race: every tab's stream is well-forme
 
 def test_a_keep_alive_ping_never_lands_inside_a_large_frame_to_a_stalled_tab(inspector_factory):
     inspector = inspector_factory(fixture_command("fake_server", "big-instructions", str(INSTRUCTIONS)),
-                                  "--no-watch", env={PING_VARIABLE: "0.5"})
+                                  "--no-watch", env={PING_VARIABLE: TEST_PING_SECONDS})
     wait_tools_listed(inspector, timeout=90)
     # A tab that reads and answers Pings: the server's keep-alive clock, seen from outside.
     clock = RawTab.open(inspector)
@@ -218,7 +224,7 @@ def test_a_tab_that_never_acknowledges_gets_no_second_frame_and_is_closed_with_1
     """Flow control (inspector/web/live_flow.py): a frame goes out only once the previous one is acknowledged, and
     a tab that owes one for two keep-alive intervals is closed with 1013, on which the page reconnects and re-syncs;
     a tab that acknowledges its frames gets the live rows and stays open."""
-    inspector = inspector_factory(fixture_command("fake_server", "ok"), "--no-watch", env={PING_VARIABLE: "0.5"})
+    inspector = inspector_factory(fixture_command("fake_server", "ok"), "--no-watch", env={PING_VARIABLE: TEST_PING_SECONDS})
     wait_tools_listed(inspector, timeout=90)
     silent = RawTab.open(inspector)  # answers Pings (alive), never acknowledges a frame
     silent_outcome = silent.read_in_background(answer_pings=True)
