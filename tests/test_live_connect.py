@@ -46,6 +46,16 @@ def test_a_pages_first_frame_re_renders_only_the_panels_changed_since_the_page_w
     # Without a page signal, or with one this store never gave, every panel comes, as before.
     for path in ("/ws", "/ws?since=nope", "/ws?since=-1", f"/ws?since={since + 10_000}"):
         assert panels_in(first_frame(inspector, path)) == set(PANELS), path
+    # New filters bring the rows that pass them, and no panel (nothing changed).
+    ws = inspector.ws(f"/ws?since={since}", timeout=60)
+    try:
+        ws.recv()
+        ws.send('{"type": "filters", "method": "tools/"}')
+        frame = ws.recv()
+        assert 'hx-target="#timeline-rows"' in frame and "tools/list" in frame
+        assert panels_in(frame) == set(), "a filter re-drew the panels"
+    finally:
+        ws.close()
     # A change after the page was drawn (a restart: the server panel and the tools list) is in the first frame.
     inspector.post("/server/restart")
     wait_for(lambda: sum(1 for r in records_in(inspector.record) if r.get("kind") == "message"

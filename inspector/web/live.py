@@ -84,7 +84,9 @@ class LiveConnection:
             requested = self._take_filters()
             if requested is not None:
                 self.filters = requested
-                self._sync()  # the user asked: not held back by an unacknowledged frame
+                # The user asked: not held back by an unacknowledged frame. New filters change the rows only; the
+                # panels come as changed since the last frame, not re-drawn under the pointer (tool buttons).
+                self._sync(self.signal_cursor)
                 continue
             if self.flow.in_flight():
                 self._wait_news(self._until_ping())  # the tab is still painting the last frame
@@ -130,8 +132,9 @@ class LiveConnection:
 
     def _sync(self, page_signal: int | None = None) -> None:
         """Replace the timeline with the newest rows and re-render the panels: every PAGE_LOAD one, or with
-        `page_signal` (a page's first connection) those changed since the page was rendered. A panel re-rendered
-        for nothing replaces its buttons: a click on a tool just as the page connects was lost with them."""
+        `page_signal` (what the page shows: a first connection's page render, or this connection's last frame)
+        those changed since. A panel re-rendered for nothing replaces its buttons: a click on a tool just as the
+        page connected was lost with them."""
         newest = self.store.signal_seq
         changed, self.signal_cursor = self.store.signals_since(newest if page_signal is None else page_signal)
         if page_signal is None or changed is None or not 0 <= page_signal <= newest:
