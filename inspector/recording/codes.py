@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from inspector.protocol import jsonrpc
-from inspector.protocol.records import FROM_SERVER, MESSAGE, TO_SERVER, Record, message_kind
+from inspector.protocol.records import FROM_SERVER, MESSAGE, TO_SERVER, Record
 
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 TIMELINE_KINDS = ("request", "response", "notification", "error", "batch", "invalid", "stderr", "event")
@@ -47,9 +46,11 @@ def notification_row(record: Record, offset: int, length: int, methods: Codes, o
     """RowIndex.extend_unpaired's row for a notification message, holding the codes RowIndex.add would append for
     it (no id, no pairing, no burst); None for any other record."""
     msg = record.msg
-    if record.kind != MESSAGE or type(msg) is not dict or "id" in msg or message_kind(record) != jsonrpc.NOTIFICATION:
+    if record.kind != MESSAGE or type(msg) is not dict or "id" in msg:
         return None
-    method, level = msg["method"], None
+    method, level = msg.get("method"), None
+    if not isinstance(method, str):  # jsonrpc.classify's notification: a string method and no id (not classified
+        return None                  # again here: the line was, once, when it was decoded)
     if method == "notifications/message" and isinstance(msg.get("params"), dict):
         level = msg["params"].get("level")
     return (record.seq, record.t, offset, length, NOTIFICATION_CODE, DIR_CODE.get(record.dir, 0), methods.code(method),
