@@ -141,7 +141,7 @@ def run(config: Config) -> int:
         return 2
     token = secrets.token_urlsafe(32)
     url = print_url(config, sock.getsockname()[1], token)
-    from inspector.recording.heap import keep_large_blocks_mapped
+    from inspector.recording.heap import freeze_built_objects, keep_large_blocks_mapped
     from inspector.recording.store import Store
     from inspector.web.app import create_app  # Flask is imported only when the page is really served
 
@@ -149,6 +149,7 @@ def run(config: Config) -> int:
     inspector = build(config, Store(writer), token=token)
     server = serve_on(sock, create_app(inspector), config.host)
     begin(inspector, server.socket.getsockname()[1])
+    freeze_built_objects()
     serve_until_stopped(server, config, url, on_ready=lambda: start_target(inspector))
     print("mcp-inspect: shutting down", file=sys.stderr, flush=True)
     shut_down(inspector)

@@ -15,6 +15,7 @@ back only part of the holes (whole free pages), and would have to run again and 
 from __future__ import annotations
 
 import ctypes
+import gc
 
 M_MMAP_THRESHOLD = -3
 """mallopt's parameter number (malloc.h); setting it also turns off glibc's dynamic threshold."""
@@ -32,3 +33,13 @@ def keep_large_blocks_mapped() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES) == 1
+
+
+def freeze_built_objects() -> None:
+    """Move every object made so far (the imports, the app, the services: they live as long as the process) out of
+    the cycle collector's reach. A flood makes a few hundred thousand short-lived containers per 100,000 messages;
+    some survive a young collection inside a batch and count toward the next full one, which walked all the
+    long-lived objects each time. Page mode, 100,000 notifications called over HTTP, the inspector's CPU from /proc
+    in paired runs: 1.24-1.36 -> 1.04-1.17 s per flood (10-15% less). Call once, after the services are built and
+    before the server starts."""
+    gc.freeze()
