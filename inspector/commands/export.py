@@ -81,14 +81,15 @@ def export_main(argv: list[str]) -> int:
             what = f"{_write(args.output, chain([jsonrpc.encode(head)], lines)) - 1} records"
             problems = reader.finish()
         else:  # a report is made from the whole recording
-            records, lines = [], []
-            for line, record in stream_records(args.file, reader):
+            records, lines, forms = [], [], []
+            for line, record, form in stream_records(args.file, reader):
                 records.append(record)
                 lines.append(line)
+                forms.append(form)
             problems = reader.finish()
             if reader.header is None:
                 return _no_header(args.file)
-            result = redact_recording(reader.header, records, rules, lines)
+            result = redact_recording(reader.header, records, rules, lines, forms)
             data = REPORTS[args.format].render(result, problems, picked).encode()
             _write(args.output, [data])
             findings = result.findings

@@ -184,7 +184,8 @@ def index(records: list[Record]) -> Index:
             row["text"] = describe_event(record.event, record.detail)  # the same words as the page's event rows
         if pairing.pair_seq is not None and pairing.pair_seq in row_by_seq:
             row_by_seq[pairing.pair_seq]["pair"] = record.seq  # the request links to its answer too
-        row_by_seq[record.seq] = row
+        if kind == jsonrpc.REQUEST:  # only a request is paired with (a flood's rows need no lookup)
+            row_by_seq[record.seq] = row
         rows.append(row)
         if record.kind != MESSAGE or record.dir not in (TO_SERVER, FROM_SERVER):
             continue
