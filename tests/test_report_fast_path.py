@@ -6,6 +6,7 @@ makes of the same file: the real CLI's output against the plain path's, on a rec
 from __future__ import annotations
 
 import base64
+import gc
 import gzip
 import json
 import os
@@ -16,6 +17,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from inspector.commands.export import export_main
 from inspector.protocol.records import from_dict
 from inspector.protocol.redact import Rules
 from inspector.recording.export import in_selection, parse_selection, redact_recording
@@ -188,3 +190,14 @@ def _record(line: str):
         return from_dict(json.loads(line))
     except ValueError:
         return None
+
+
+@pytest.mark.parametrize("first_line", [compact(HEADER), '{"not": "a header"}', '{"kind":"header","format":"x"}'])
+def test_the_cycle_collector_is_on_again_after_a_report_made_or_refused(tmp_path, first_line):
+    """The report is made with the collector paused (nothing it reads is a cycle); whatever happens, export_main
+    gives it back, for a caller that goes on (a test, pytest's plugin)."""
+    recording, out = tmp_path / "short.jsonl", tmp_path / "out.md"
+    recording.write_text("\n".join([first_line] + mixed_lines()[1:20]) + "\n", encoding="utf-8")
+    assert gc.isenabled()
+    export_main([str(recording), "-o", str(out), "--format", "md"])
+    assert gc.isenabled()
