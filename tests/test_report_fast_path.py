@@ -18,7 +18,7 @@ import pytest
 
 from conftest import ROOT
 from inspector.commands.export import export_main
-from inspector.protocol.records import from_dict
+from inspector.protocol.records import Pairer, from_dict
 from inspector.protocol.redact import Rules
 from inspector.recording.export import in_selection, parse_selection, redact_recording
 from inspector.recording.files import RecordingReader, stream_recording
@@ -201,3 +201,25 @@ def test_the_cycle_collector_is_on_again_after_a_report_made_or_refused(tmp_path
     assert gc.isenabled()
     export_main([str(recording), "-o", str(out), "--format", "md"])
     assert gc.isenabled()
+
+
+def test_the_index_says_of_each_record_what_the_pairer_says():
+    """The index asks the Pairer only about records it learns from; of the others (notifications, stderr, invalid
+    lines) it says what the Pairer would say."""
+    records = [record for record in map(_record, mixed_lines()[1:]) if record is not None]
+    seq = records[-1].seq
+    records += [from_dict({"seq": seq + 1, "t": 9.0, "kind": "message", "dir": "to_server",
+                           "msg": {"jsonrpc": "2.0", "id": 9, "method": "tools/list"}}),
+                from_dict({"seq": seq + 2, "t": 9.5, "kind": "event", "event": "timeout", "detail": {"id": 9}}),
+                from_dict({"seq": seq + 3, "t": 9.75, "kind": "message", "dir": "from_server", "msg": {}}),
+                from_dict({"seq": seq + 4, "t": 9.8, "kind": "message", "dir": "to_server",
+                           "msg": {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}}}),
+                from_dict({"seq": seq + 5, "t": 10.0, "kind": "message", "dir": "from_server",
+                           "msg": {"jsonrpc": "2.0", "id": 9, "result": {}}})]
+    pairer, rows = Pairer(), summary.index(records).rows
+    for record, row in zip(records, rows, strict=True):
+        pairing = pairer.observe(record)
+        assert (row["method"], row["late"], row["unmatched"]) == (pairing.method, pairing.late, pairing.unmatched)
+        assert pairing.pair_seq is None or row["pair"] == pairing.pair_seq  # a request's row names its answer
+    assert rows[-1]["late"] and rows[-1]["pair"] == seq + 1
+    assert sum(row["kind"] == "notification" and row["method"] == "notifications/message" for row in rows) >= 2000
