@@ -79,6 +79,8 @@ def redact_recording(header: dict | None, records: Iterable[Record], rules: Rule
         if suspects is None or i in suspects:
             masked, found = masking.record(record, None if lines is None else lines[i])
             out.findings += found
+            if not found and forms is not None and masked == forms[i]:
+                masked = None  # walked (an event, a non-ASCII text), and nothing in it masked: its line stands
         if masked is None:
             form = forms[i] if forms is not None else None
             out.records.append(record.to_dict() if form is None else form)
