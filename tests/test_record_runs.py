@@ -40,7 +40,7 @@ def test_stream_records_keeps_and_reports_what_the_reader_does(tmp_path, monkeyp
         expected_reader, reader = RecordingReader(), RecordingReader()
         expected = [(found.data, record.to_dict()) for found, record in stream_recording(path, expected_reader)
                     if not isinstance(record, dict)]
-        got = [(data, record.to_dict()) for data, record in stream_records(path, reader)]
+        got = [(data, record.to_dict()) for data, record, _ in stream_records(path, reader)]
         assert got == expected
         assert reader.finish() == expected_reader.finish() and len(reader.problems) >= 8
         assert reader.header == expected_reader.header == json.loads(HEAD)

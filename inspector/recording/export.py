@@ -44,6 +44,9 @@ class Redacted:
     typed: list[Record] | None = None
     """The masked records that still read as records, as Records (a clear one is the record as given), in order:
     what summary.as_records(records) gives, without decoding 100,000 dicts again. None: not made."""
+    typed_lines: list[bytes | None] | None = None
+    """Beside `typed`: each record's line as read when that line is its JSON form exactly and nothing in it was
+    masked (a report copies it instead of encoding the record again), else None. None: no lines were given."""
 
 
 SCREEN_BYTES = 1 << 20
@@ -51,11 +54,12 @@ SCREEN_BYTES = 1 << 20
 
 
 def redact_recording(header: dict | None, records: Iterable[Record], rules: Rules,
-                     lines: Sequence[bytes] | None = None) -> Redacted:
+                     lines: Sequence[bytes] | None = None, forms: Sequence[dict | None] | None = None) -> Redacted:
     """Mask secrets in a header and its records (pure). Secrets found under secret keys are then searched for
     everywhere else too, raw or encoded. `lines`, when given, are the records' lines as read: a line the Screen
     clears is not walked (nothing in it can be masked); they are screened about a megabyte at a time, not one by
-    one."""
+    one. `forms`, beside them: each line's value when it is exactly its record's JSON form (record_runs gives
+    them), else None; a clear record's dict is then that value, and its line stands for it in `typed_lines`."""
     records = list(records)
     masking = Masking(rules)
     masking.learn_header(header)
@@ -65,25 +69,32 @@ def redact_recording(header: dict | None, records: Iterable[Record], rules: Rule
             masking.learn(record.to_dict())
     if masking.learned_all() and lines is not None:
         suspects = _suspects(masking.screen, lines)  # a learned secret makes more lines suspect
-    out = Redacted(header=None, records=[], typed=[])
+    out = Redacted(header=None, records=[], typed=[], typed_lines=None if lines is None else [])
     if header is not None:
         out.header, found = masking.header(header)
         out.findings += found
+    add_line = out.typed_lines.append if out.typed_lines is not None else None
     for i, record in enumerate(records):
-        if suspects is not None and i not in suspects:
-            out.records.append(record.to_dict())
-            out.typed.append(record)
-            continue
-        masked, found = masking.record(record, None if lines is None else lines[i])
-        out.records.append(record.to_dict() if masked is None else masked)
-        out.findings += found
+        masked = None
+        if suspects is None or i in suspects:
+            masked, found = masking.record(record, None if lines is None else lines[i])
+            out.findings += found
+            if not found and forms is not None and masked == forms[i]:
+                masked = None  # walked (an event, a non-ASCII text), and nothing in it masked: its line stands
         if masked is None:
+            form = forms[i] if forms is not None else None
+            out.records.append(record.to_dict() if form is None else form)
             out.typed.append(record)
-        else:
-            try:
-                out.typed.append(from_dict(masked))
-            except RecordError:
-                pass  # masking left a record that no longer reads as one: the reports leave it out
+            if add_line is not None:
+                add_line(None if form is None else lines[i])
+            continue
+        out.records.append(masked)
+        try:
+            out.typed.append(from_dict(masked))
+        except RecordError:
+            continue  # masking left a record that no longer reads as one: the reports leave it out
+        if add_line is not None:
+            add_line(None)
     return out
 
 

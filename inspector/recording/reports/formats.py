@@ -16,8 +16,11 @@ def _html_report(result: Redacted, notes: list[str], picked: Picked) -> str:
     from inspector.recording.reports.html import render_html  # here: the registry is imported by every export
 
     masked = [{"seq": seq, "kind": f.kind, "path": f.path} for seq, f in result.findings if seq is None or picked(seq)]
-    typed = None if result.typed is None else [r for r in result.typed if picked(r.seq)]
-    return render_html(result.header, [r for r in result.records if picked(r["seq"])], masked, notes, typed)
+    if result.typed is None:
+        return render_html(result.header, [r for r in result.records if picked(r["seq"])], masked, notes)
+    kept = [i for i, record in enumerate(result.typed) if picked(record.seq)]
+    lines = None if result.typed_lines is None else [result.typed_lines[i] for i in kept]
+    return render_html(result.header, [], masked, notes, [result.typed[i] for i in kept], lines)
 
 
 def _markdown_report(result: Redacted, notes: list[str], picked: Picked) -> str:

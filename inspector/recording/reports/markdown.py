@@ -59,9 +59,10 @@ def report_for(header: dict | None, records: list[dict], unreadable: list[str], 
 
 def _render(header: dict | None, records: list[dict], typed: list[Record], problems: list[Problem],
             picked: Picked, limit: int) -> str:
-    calls = [call for call in index(typed).calls if any(picked(seq) for seq in call.seqs)]
+    found = index(typed)
+    calls = [call for call in found.calls if any(picked(seq) for seq in call.seqs)]
     problems = [p for p in problems if p.seq is None or picked(p.seq)]
-    parts = [_head(header, typed, calls, picked),
+    parts = [_head(header, typed, calls, picked, found.rows),
              _capped("Problems", map(_problem_line, problems), len(problems), PROBLEMS_LIMIT),
              _capped("Events", *_event_lines(records, picked), EVENTS_LIMIT),
              _outside_calls(records, calls, picked)]
@@ -89,10 +90,11 @@ def render_call(header: dict | None, records: list[dict], seq: int) -> str | Non
     return head + block + (TRIM_NOTE + "\n" if trimmed else "")
 
 
-def _head(header: dict | None, records: list[Record], calls: list[Call], picked: Picked, *, whole: bool = True) -> str:
+def _head(header: dict | None, records: list[Record], calls: list[Call], picked: Picked, rows: list[dict] | None = None,
+          *, whole: bool = True) -> str:
     """The title and the summary table; `whole` adds the counts and the length of the recording (not for one call,
-    whose few records say nothing about the session)."""
-    s = summarize(header, records)
+    whose few records say nothing about the session). `rows`: the index's, when the caller has them."""
+    s = summarize(header, records, rows)
     era = _or(s.era) if s.protocol_version is None else f"{_or(s.era)} (protocol {s.protocol_version})"
     command = " ".join(s.command) if s.command else s.url
     rows = [("server", _or(s.server)), ("version", _or(s.version)), ("era", era), ("transport", _or(s.transport)),
