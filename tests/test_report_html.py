@@ -241,3 +241,20 @@ def test_export_html_writes_stdout_for_a_dash_and_never_overwrites(tmp_path):
     taken.write_text("mine")
     done = export_html(recording, taken)
     assert done.returncode != 0 and "already exists" in done.stderr and taken.read_text() == "mine"
+
+
+def test_a_value_json_has_no_spelling_for_is_shown_as_text_not_a_traceback(tmp_path):
+    """Python's json reads NaN and Infinity from a line (the recording keeps such a line as it came); JSON has no such
+    values, so the report spells them as text instead of failing with a traceback."""
+    recording = tmp_path / "nan.jsonl"
+    write_big_recording(recording, 2)
+    with recording.open("a") as file:
+        file.write('{"seq":100,"t":9.5,"kind":"message","dir":"from_server","msg":{"jsonrpc":"2.0",'
+                   '"method":"notifications/message","params":{"level":"info","data":[NaN,Infinity,-Infinity]}}}\n')
+    out = tmp_path / "nan.html"
+    done = export_html(recording, out)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    data = json.loads(unpacked(out.read_text()))
+    record = next(r for r in data["records"] if r["seq"] == 100)
+    assert record["msg"]["params"]["data"] == ["NaN", "Infinity", "-Infinity"]

@@ -12,6 +12,7 @@ import base64
 import gzip
 import hashlib
 import json
+import math
 from dataclasses import asdict
 from importlib import resources
 from typing import Iterable
@@ -116,7 +117,21 @@ def _json_array(items: Iterable[bytes | dict]) -> bytes:
 
 
 def _dumps(value) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+    except ValueError:  # NaN or an infinity, which Python's json reads from a line but JSON has not: shown as text
+        return json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
+
+
+def _finite(value):
+    """A copy of a value with each float that is not finite spelled as Python's json spells it ("NaN", ...)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else "Infinity" if value > 0 else "-Infinity"
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _tool_call(call: summary.Call) -> dict:
