@@ -12,7 +12,7 @@ from inspector.protocol import bursts
 pytestmark = pytest.mark.browser
 
 # flask-sock on Werkzeug ends sockets abruptly when the inspector stops; the browser logs that, harmlessly.
-BENIGN_CONSOLE = ("Invalid frame header", "WebSocket connection to")
+BENIGN_CONSOLE = ("WebSocket connection to",)
 
 
 def real_errors(page) -> list[str]:

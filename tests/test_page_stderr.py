@@ -13,7 +13,7 @@ from tool_pane import call_and_wait, open_tool
 
 pytestmark = pytest.mark.browser
 
-BENIGN_CONSOLE = ("Invalid frame header", "WebSocket connection to")
+BENIGN_CONSOLE = ("WebSocket connection to",)
 TRACEBACK = ["Traceback (most recent call last):", '  File "/srv/tools.py", line 12, in explode',
              '    raise ValueError(f"exploded because {reason}")', "ValueError: exploded because boom"]
 

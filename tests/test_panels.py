@@ -410,7 +410,7 @@ def test_sdk_resources_templates_prompts_and_completions(sdk_app):
 
 # -- the page in Chromium ------------------------------------------------------------------------------------------
 
-BENIGN_CONSOLE = ("Invalid frame header", "WebSocket connection to")
+BENIGN_CONSOLE = ("WebSocket connection to",)
 
 
 def open_page(page, inspector):

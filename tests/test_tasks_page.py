@@ -139,7 +139,7 @@ def test_control_of_an_unknown_key_and_a_bad_ttl_are_small_errors(page_factory):
     assert "Run as a task" in form and "does not declare task support" in form
 
 
-BENIGN_CONSOLE = ("Invalid frame header", "WebSocket connection to")
+BENIGN_CONSOLE = ("WebSocket connection to",)
 
 
 @pytest.mark.browser

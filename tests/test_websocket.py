@@ -146,6 +146,16 @@ class RawTab:
                 self.closed.set()
                 return frame
 
+    def rest_after_close(self) -> bytes:
+        """Whatever the server sends after its Close frame, up to its end of the connection: nothing, by RFC 6455
+        (an HTTP answer written there reaches a browser as a garbled frame)."""
+        rest = bytes(self.buffer)
+        while True:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                return rest
+            rest += chunk
+
     def read_in_background(self, answer_pings: bool, acknowledge: bool = False) -> dict:
         """read_until_close on a thread; the dict gets 'close' or 'error'."""
         outcome: dict = {}
@@ -240,6 +250,7 @@ def test_a_tab_that_never_acknowledges_gets_no_second_frame_and_is_closed_with_1
     assert "error" not in silent_outcome, silent_outcome
     assert silent_outcome["close"].close_code == 1013, silent_outcome["close"]
     assert [f.opcode for f in silent.frames].count(TEXT) == 1, "nothing after the unacknowledged first frame"
+    assert silent.rest_after_close() == b"", "bytes after the Close frame"
     ticks = page.pings
     wait_for(lambda: page.pings >= ticks + 3 or page.closed.is_set(), READ_TIMEOUT, message="three more Pings")
     assert not page.closed.is_set() and "error" not in page_outcome, page_outcome

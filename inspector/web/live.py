@@ -11,6 +11,7 @@ large frames at once corrupt the stream.
 from __future__ import annotations
 
 import math
+import socket
 import threading
 import time
 from collections.abc import Mapping
@@ -40,6 +41,8 @@ PING_SECONDS = 25.0
 ACK_PINGS = 2
 """A frame not acknowledged for this many keep-alive intervals: the tab is stuck (or is no page of ours). It is
 closed with 1013 (try again later), on which the page reconnects and gets the newest rows: nothing piles up."""
+CLOSE_WAIT_SECONDS = 5.0
+"""How long a closed websocket waits for the tab's answering Close before its connection is ended."""
 PING_SECONDS_VARIABLE = "MCP_INSPECT_WS_PING_SECONDS"
 """Tests shorten the keep-alive with this variable so they need not wait 25 s; nothing else reads it."""
 
@@ -223,6 +226,30 @@ class LiveConnection:
             self.store.wake()
 
 
+class _AfterWebsocket(Response):
+    """The view's answer once its websocket is over. The socket has carried frames since the 101, up to a Close;
+    an HTTP response written now would reach the browser as one more frame, a garbled one (Chromium: "Invalid frame
+    header"; a websocket library: "rsv is not implemented"). Werkzeug's server takes a ConnectionError from the
+    application as a dropped connection: it writes nothing and closes the socket."""
+
+    def __call__(self, environ, start_response):
+        raise ConnectionError("the websocket is over: no HTTP answer follows its Close")
+
+
+def _end_connection(ws: LiveSocket, environ: Mapping) -> None:
+    """End the connection once the websocket is over: after the tab's answering Close (the library's reading thread
+    ends on it; a tab that never answers gets CLOSE_WAIT_SECONDS), shut the socket down both ways. Werkzeug would
+    otherwise keep the connection for a next HTTP request and read the tab's Close frame as one, answering it with
+    a 400 that, again, reaches the tab as a garbled frame; shut down before that answer, the tab could not send
+    its Close and would see the websocket end abnormally (1006) instead of with the server's code."""
+    ws.thread.join(CLOSE_WAIT_SECONDS)
+    sock = environ.get("werkzeug.socket")
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except (AttributeError, OSError):
+        pass  # no socket (a test client), or already gone
+
+
 def register_live(app: Flask, ping_every: float = PING_SECONDS) -> None:
     """Attach the /ws route (it matches websocket upgrades only; a plain GET gets Werkzeug's 400)."""
 
@@ -243,5 +270,5 @@ def register_live(app: Flask, ping_every: float = PING_SECONDS) -> None:
                 ws.close()
             except (ConnectionClosed, OSError):
                 pass  # already closed, by either side
-        # Werkzeug needs an answer to finish the request; the browser stopped reading HTTP at the 101.
-        return Response()
+            _end_connection(ws, request.environ)
+        return _AfterWebsocket()
