@@ -23,6 +23,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parent.parent
+ACK = '{"type":"ack"}'
+"""What static/app.js sends for each live frame it has swapped and painted."""
 FLOOD = ROOT / "tests" / "fixtures" / "flood_server.py"
 sys.path.insert(0, str(ROOT))
 
@@ -72,6 +74,7 @@ def inspector(count: int, workdir: Path) -> float:
         ws = websocket.create_connection(f"ws://127.0.0.1:{port}/ws", cookie=cookie,
                                          origin=f"http://127.0.0.1:{port}", timeout=60)
         ws.recv()  # the initial sync
+        ws.send(ACK)  # the page acknowledges each frame once painted; the next comes only then (web/live_flow.py)
         body = urlencode({"arguments": json.dumps({"n": count})})
         conn = http.client.HTTPConnection("127.0.0.1", int(port), timeout=30)
         started = time.perf_counter()
@@ -84,6 +87,7 @@ def inspector(count: int, workdir: Path) -> float:
         marker = f'id="r-{response_seq}"'
         while True:
             frame = ws.recv()
+            ws.send(ACK)
             if marker in frame:
                 break
         elapsed = time.perf_counter() - started
