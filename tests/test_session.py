@@ -394,11 +394,13 @@ def test_restart_via_start_after_stop_keeps_one_timeline(run_session):
 def test_progress_extends_the_timeout_and_cancel_reaches_the_server(run_session, tmp_path):
     from inspector.session.calls import Calls  # the page's tool calls, over the same session type the page uses
 
-    session, store, path = run_session([sys.executable, "-m", "inspector.demo.server"], timeout=0.8)
+    # The timeout leaves a second beside slow_task's half-second steps: with 0.8 s, a loaded machine's scheduling
+    # delays timed the call out between two steps.
+    session, store, path = run_session([sys.executable, "-m", "inspector.demo.server"], timeout=1.5)
     calls = Calls(session)
     wait_running(session)
-    # slow_task reports progress every half second for 2 s: longer than the 0.8 s timeout, yet it finishes.
-    call = calls.call_tool("slow_task", {"seconds": 2})
+    # slow_task reports progress every half second for 3 s: twice the 1.5 s timeout, yet it finishes.
+    call = calls.call_tool("slow_task", {"seconds": 3})
     assert call.done.wait(10)
     assert call.state == "result", call.message
     progress = [r for r in read_records(path) if r.get("kind") == "message"
