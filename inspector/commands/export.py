@@ -9,7 +9,6 @@ page's Export button uses too.
 from __future__ import annotations
 
 import gc
-import json.scanner
 import sys
 from contextlib import contextmanager
 from itertools import chain
@@ -18,6 +17,7 @@ from typing import Callable, Iterable, Iterator
 
 from inspector.protocol import jsonrpc
 from inspector.protocol.redact import Rules
+from inspector.protocol.json import scan_at
 from inspector.protocol.records import Record, RecordError, record_fields
 from inspector.recording.export import Masking, Redacted, in_selection, parse_selection, redact_recording
 from inspector.recording.files import (
@@ -183,7 +183,7 @@ def _run(run: Run, reader: RecordingReader, masking: Masking, picked: Callable[[
     except UnicodeDecodeError:
         text = None  # the reader says which line is not
     copied = pos = tpos = 0  # the run's bytes from `copied` on are not yet given; pos, tpos: this line's start
-    find, scan, last_seq = (text.find if text is not None else None), _SCAN, reader.last_seq
+    find, scan, last_seq = (text.find if text is not None else None), scan_at, reader.last_seq
     for line in data.split(b"\n"):
         end = pos + len(line)
         seq = None
@@ -225,9 +225,6 @@ def _masked_line(line: Line, reader: RecordingReader, masking: Masking, picked: 
         findings += found
         yield line.data + b"\n" if masked is None else jsonrpc.encode(masked)
 
-
-_SCAN = json.scanner.make_scanner(json.JSONDecoder())
-"""json's C scanner: (value, end) for the value at a position of a text, without json.loads' wrapper per call."""
 
 
 def _write(output: str, lines: Iterable[bytes]) -> int:

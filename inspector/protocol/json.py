@@ -66,8 +66,10 @@ def loads(data: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
     return value
 
 
-_SCAN = json.JSONDecoder().scan_once
-"""json's own (C) scanner, called without json.loads's wrapping: a flood's lines are decoded at the floor's cost."""
+scan_at = json.JSONDecoder().scan_once
+"""json's own (C) scanner: (value, end) for the JSON value starting at a position of a text (StopIteration when
+there is none), called without json.loads's wrapping: a flood's lines are decoded at the floor's cost, and a run of
+lines is scanned line by line from one decoded text. No depth limit of its own beyond json's: callers bound it."""
 _JSON_SPACE = " \t\n\r"
 
 
@@ -75,7 +77,7 @@ def _scan_whole(text: str) -> Any:
     """json.loads(text), by the scanner straight away when the text is one value (trailing JSON whitespace allowed);
     anything else (leading whitespace, extra data, not JSON) goes through json.loads, which raises its own error."""
     try:
-        value, end = _SCAN(text, 0)
+        value, end = scan_at(text, 0)
     except (StopIteration, ValueError):
         return json.loads(text)
     if end != len(text) and text[end:].strip(_JSON_SPACE):

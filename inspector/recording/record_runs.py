@@ -15,10 +15,10 @@ dict and the same JSON again for each of 100,000 records.
 
 from __future__ import annotations
 
-import json.scanner
 from pathlib import Path
 from typing import Iterator
 
+from inspector.protocol.json import scan_at
 from inspector.protocol.records import EVENT, MESSAGE, STDERR, Record, RecordError, from_dict
 from inspector.recording.format import RECORD_DEPTH
 from inspector.recording.reading import Line, RecordingReader, file_blocks
@@ -56,7 +56,7 @@ def _run(run: Run, reader: RecordingReader, form: JsonForm) -> Iterator[Item]:
         text = b"\n".join(lines).decode("utf-8")  # the reader decodes each line as strict UTF-8 too
     except UnicodeDecodeError:
         text = None  # the reader says which line is not
-    pos, last_seq, scan, exact = 0, reader.last_seq, _SCAN, form.exact
+    pos, last_seq, scan, exact = 0, reader.last_seq, scan_at, form.exact
     for line in lines:
         record = value = None
         if text is not None:
@@ -81,9 +81,6 @@ def _run(run: Run, reader: RecordingReader, form: JsonForm) -> Iterator[Item]:
         number, offset = number + 1, offset + len(line) + 1
     reader.last_seq = last_seq
 
-
-_SCAN = json.scanner.make_scanner(json.JSONDecoder())
-"""json's C scanner: (value, end) for the value at a position of a text, without json.loads' wrapper per call."""
 
 PLAIN_FORMS = {MESSAGE: ("seq", "t", "kind", "dir", "msg"), STDERR: ("seq", "t", "kind", "text"),
                EVENT: ("seq", "t", "kind", "event", "detail")}

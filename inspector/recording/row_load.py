@@ -12,8 +12,6 @@ reports.
 
 from __future__ import annotations
 
-import json
-import json.scanner
 from dataclasses import dataclass
 from itertools import chain
 from typing import Iterator
@@ -21,6 +19,7 @@ from typing import Iterator
 from inspector.recording import format as limits  # the caps are read at call time: tests lower them
 from inspector.recording.files import RECORD_DEPTH, Line, RecordingReader, RecordingWriter, split_lines
 from inspector.recording.row_index import DIR_CODE, KIND_CODE, LEVEL_CODE, RowIndex
+from inspector.protocol.json import scan_at
 from inspector.protocol.records import FROM_SERVER, STDERR, TO_SERVER, Record
 
 
@@ -125,7 +124,7 @@ def _fast_run(index: RowIndex, reader: RecordingReader, run: Run) -> bool:
         return False
     # One loop, no call per line but the scanner's: a million lines make every call count.
     fast: list[tuple] = []  # rows not yet in the index: added column by column, in C
-    method_code, origin_code, find, scan = index.methods.code, index.origins.code, text.find, _SCAN_ONCE
+    method_code, origin_code, find, scan = index.methods.code, index.origins.code, text.find, scan_at
     bursts = index.bursts
     offset, number, pos, last_seq = run.offset, run.number, 0, reader.last_seq
     for line in lines:
@@ -193,5 +192,3 @@ _STDERR_CODE, _NOTIFICATION_CODE = KIND_CODE["stderr"], KIND_CODE["notification"
 _FROM_SERVER_CODE = DIR_CODE[FROM_SERVER]
 
 
-_SCAN_ONCE = json.scanner.make_scanner(json.JSONDecoder())
-"""json's C scanner: (value, end) for the value at a position of a text, without json.loads' wrapper per call."""
