@@ -295,6 +295,10 @@ class Pairing(Plain):
         """A response whose id matches no open request of the other side."""
 
 
+NOTHING_PAIRED = Pairing()
+"""What pairing says of a record that pairs with nothing (shared: nobody changes a Pairing)."""
+
+
 class Pairer:
     """Pairs requests with their responses, per direction: each side has its own id space."""
 
@@ -302,18 +306,20 @@ class Pairer:
         # Keyed by (direction of the request, id key).
         self._open: dict[tuple[str, str], _Open] = {}
 
-    def observe(self, record: Record) -> Pairing:
-        """Learn from one record and say what it pairs with."""
+    def observe(self, record: Record, kind: str | None = None) -> Pairing:
+        """Learn from one record and say what it pairs with. `kind`: its message_kind, when the caller has it (a
+        flood's records are classified once, not twice). A record that pairs with nothing gets NOTHING_PAIRED."""
         if record.kind == EVENT and record.event == "timeout":
             key = jsonrpc.id_key(record.detail.get("id"))
             entry = self._open.get((TO_SERVER, key)) if key is not None else None
             if entry:
                 entry.timed_out = True
-            return Pairing()
+            return NOTHING_PAIRED
         if record.kind != MESSAGE or not isinstance(record.msg, dict):
-            return Pairing()
+            return NOTHING_PAIRED
         msg = record.msg
-        kind, _ = jsonrpc.classify(msg)
+        if kind is None:
+            kind, _ = jsonrpc.classify(msg)
         if kind == jsonrpc.REQUEST:
             key = jsonrpc.id_key(msg.get("id"))
             if key is not None:
@@ -331,7 +337,7 @@ class Pairer:
                 return Pairing(unmatched=True)
             return Pairing(method=entry.method, pair_seq=entry.seq,
                            latency_ms=max(0.0, (record.t - entry.t) * 1000.0), late=entry.timed_out)
-        return Pairing()
+        return NOTHING_PAIRED
 
     def _lone_request(self, direction: str) -> str | None:
         """The id key of the one request open in that direction, if exactly one is: the only POST a refusal

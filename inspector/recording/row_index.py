@@ -48,8 +48,6 @@ METHOD_CODES, ORIGIN_CODES = 0xFFFF, 0xFF
 DERIVED_CACHED = 4096
 """Rows whose file-derived text (preview, id) is kept: a few pages' worth."""
 LATE, UNMATCHED = 1, 2
-NOTHING_PAIRED = Pairing()
-"""A notification's pairing (never changed)."""
 
 
 class Derived(NamedTuple):
@@ -114,8 +112,7 @@ class RowIndex:
         """Index a written record: its summary, and its pairing with an earlier request."""
         kind = message_kind(record)
         msg = record.msg if record.kind == MESSAGE else None
-        # A notification pairs with nothing and teaches the pairer nothing: most of a flood skips it.
-        pairing = NOTHING_PAIRED if kind == jsonrpc.NOTIFICATION else self.pairer.observe(record)
+        pairing = self.pairer.observe(record, kind)  # classified once
         own_method = msg["method"] if kind in (jsonrpc.NOTIFICATION, jsonrpc.REQUEST) else None  # a str: classified
         level = None
         if own_method == "notifications/message" and isinstance(msg.get("params"), dict):

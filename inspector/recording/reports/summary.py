@@ -16,8 +16,8 @@ from typing import Any, Iterable
 from inspector import __version__
 from inspector.protocol import jsonrpc
 from inspector.protocol.diagnostics import RULES, ProtocolChecker
-from inspector.protocol.records import (EVENT, FROM_SERVER, INVALID, MESSAGE, STDERR, TO_SERVER, Pairer, Pairing,
-                                        Record, RecordError, describe_event, from_dict, message_kind)
+from inspector.protocol.records import (EVENT, FROM_SERVER, MESSAGE, STDERR, TO_SERVER, Pairer, Record, RecordError,
+                                        describe_event, from_dict, message_kind)
 
 STDERR_KEPT = 400
 """Stderr records kept per call; a report shows fewer still, and says how many it left out."""
@@ -176,10 +176,7 @@ def index(records: list[Record]) -> Index:
         elif record.kind == EVENT and record.event in ("exit", "session-end"):
             open_calls.clear()  # nothing answers after the process is gone; its stderr ends with it
         kind = message_kind(record)
-        # The Pairer learns only from requests, answers and timeouts: a notification (a flood) or a stderr line
-        # is told by its kind alone, without a second classification and a Pairing made for it.
-        pairing = _LONE if kind in _UNPAIRED else _notified(record.msg) if kind == jsonrpc.NOTIFICATION \
-            else pairer.observe(record)
+        pairing = pairer.observe(record, kind)  # classified once
         row = {"kind": kind, "method": pairing.method, "pair": pairing.pair_seq,
                "ms": None if pairing.latency_ms is None else round(pairing.latency_ms, 1),
                "late": pairing.late, "unmatched": pairing.unmatched}
@@ -200,16 +197,6 @@ def index(records: list[Record]) -> Index:
             call.response, call.latency_ms = record, pairing.latency_ms
             open_calls.pop(call.seq, None)
     return Index(rows, calls)
-
-
-_LONE = Pairing()
-_UNPAIRED = (STDERR, INVALID)
-"""Kinds of record the Pairer says nothing of (it answers them with Pairing())."""
-
-
-def _notified(msg: dict) -> Pairing:
-    """What the Pairer says of a notification: its method, paired with nothing."""
-    return Pairing(method=msg["method"])
 
 
 def _feed_stderr(open_calls: dict[int, Call], record: Record) -> None:
