@@ -230,7 +230,7 @@ class _AfterWebsocket(Response):
     """The view's answer once its websocket is over. The socket has carried frames since the 101, up to a Close;
     an HTTP response written now would reach the browser as one more frame, a garbled one (Chromium: "Invalid frame
     header"; a websocket library: "rsv is not implemented"). Werkzeug's server takes a ConnectionError from the
-    application as a dropped connection: it writes nothing and closes the socket."""
+    application as a dropped connection and writes nothing; it does not end the connection (_end_connection does)."""
 
     def __call__(self, environ, start_response):
         raise ConnectionError("the websocket is over: no HTTP answer follows its Close")
