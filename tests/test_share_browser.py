@@ -40,7 +40,7 @@ def test_open_a_recording_through_the_page(page, inspector_factory):
     page.get_by_label("Recording file").set_input_files(str(path))
     page.get_by_role("button", name="Open recording").click()
     link = page.locator("#open-result a")
-    link.wait_for()
+    link.wait_for(timeout=90_000)  # a viewer process starts and reads the file first: slow on a loaded machine
     with page.context.expect_page() as opened:
         link.click()
     viewer = opened.value

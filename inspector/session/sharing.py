@@ -20,7 +20,10 @@ from inspector.session import changes
 from inspector.transport import SpawnError
 from inspector.transport.stdio import StdioProcess
 
-VIEWER_START_SECONDS = 20
+VIEWER_START_SECONDS = 300
+"""A viewer answers with its URL line, or ends with its reason; this only bounds a viewer that does neither. Not a
+start-up deadline: `view` reads the whole recording before its URL line (seconds for a big one, more on a busy
+machine), and 20 s here refused a slow start as "the viewer did not start"."""
 
 
 @dataclass
