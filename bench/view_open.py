@@ -1,5 +1,5 @@
-"""Opening big recordings: `mcp-inspect view` of 100,000- and 1,000,000-message recordings, and of a 10^6-line
-recording of short lines (the issue's "10^6-line, 50 MB" row).
+"""Opening big recordings: `mcp-inspect view` of 100,000- and 1,000,000-message recordings, and of 10^6-line
+recordings of short lines (the issue's "10^6-line, 50 MB" row).
 
 Measures, in the same run, for each recording:
 - floor: a bare Python process that reads the file and `json.loads` every line (whole process, wall);
@@ -12,11 +12,13 @@ folder:
 - short-N: N short stderr lines (one character each, ~62 bytes a line: the record's seq and t take most of it),
   written by the project's own write path, a `Store` on a `RecordingWriter` (numbered, timed and masked by
   `Store.add_batch`, a thousand lines per batch as a flooding server's pipe reads give them), between a spawn and
-  an exit event, as `mcp-inspect` records a server that writes them to stderr.
+  an exit event, as `mcp-inspect` records a server that writes them to stderr;
+- many-N: the review's own file for that row (security.md's appendix, `many.jsonl`): a header, then N lines
+  `{"seq":n,"t":1,"kind":"stderr","text":"line n"}` written by hand (whole-number times), 50 MB at 10^6.
 
-    python bench/view_open.py [REPEATS] [--sizes 100000,1000000] [--short 1000000] [--tree PATH ...]
+    python bench/view_open.py [REPEATS] [--sizes 100000,1000000] [--short 1000000] [--many 1000000] [--tree PATH ...]
 
---short 0 leaves the short-line recording out. --tree measures other checkouts too (e.g. main, then this one:
+--short 0 and --many 0 leave those recordings out. --tree measures other checkouts too (e.g. main, then this one:
 the runs alternate, paired, on the same files): PYTHONPATH is that tree for its runs. The default is this
 script's own repository. The recordings are made by the first tree.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import re
 import subprocess
@@ -84,6 +87,18 @@ def make_short_lines(tree: Path, count: int, folder: Path) -> Path:
     return path
 
 
+def make_many_lines(count: int, folder: Path) -> Path:
+    """The review's hand-written file of `count` small stderr lines (see the module's docstring)."""
+    path = folder / f"many-{count}.jsonl"
+    head = {"kind": "header", "format": "mcp-inspect-recording", "version": 1, "created": "2026-01-01T00:00:00Z",
+            "inspector": "0", "target": {"command": ["true"]}, "protocol": "auto", "env": {}}
+    with open(path, "wb") as handle:
+        handle.write((json.dumps(head) + "\n").encode())
+        for n in range(1, count + 1):
+            handle.write(b'{"seq":%d,"t":1,"kind":"stderr","text":"line %d"}\n' % (n, n))
+    return path
+
+
 def floor(path: Path) -> float:
     """Seconds for a bare process to json.loads every line of the recording."""
     started = time.perf_counter()
@@ -133,6 +148,7 @@ def main() -> None:
     parser.add_argument("repeats", nargs="?", type=int, default=3)
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--short", type=int, default=1_000_000)
+    parser.add_argument("--many", type=int, default=1_000_000)
     parser.add_argument("--tree", type=Path, action="append")
     args = parser.parse_args()
     trees = [tree.resolve() for tree in args.tree or [ROOT]]
@@ -143,6 +159,9 @@ def main() -> None:
         if args.short:
             makers.append((lambda: make_short_lines(trees[0], args.short, Path(tmp)),
                            f"{args.short:,} short stderr lines"))
+        if args.many:
+            makers.append((lambda: make_many_lines(args.many, Path(tmp)),
+                           f"{args.many:,} small hand-written lines (the review's many.jsonl)"))
         for make, what in makers:
             path = make()
             measure(path, what, trees, args.repeats)

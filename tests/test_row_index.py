@@ -156,6 +156,32 @@ def test_view_indexes_a_recording_exactly_as_the_live_store_did(tmp_path, monkey
 HEADER = json.dumps({"kind": "header", "format": "mcp-inspect-recording", "version": 1})
 
 
+def test_a_hand_made_recording_with_whole_number_times_is_indexed_as_one_with_float_times(tmp_path):
+    """A recording written by hand (security.md's 10^6-line file: `"t":1`) goes through view's fast path as well:
+    an int t is the float from_dict makes of it. A t too big for a float, or a bool, is the reader's to refuse."""
+    def lines(t) -> list[str]:
+        out = [HEADER]
+        for seq in range(1, 40):
+            out.append(json.dumps({"seq": seq, "t": t(seq), "kind": "stderr", "text": f"line {seq}"}) if seq % 3
+                       else json.dumps({"seq": seq, "t": t(seq), "kind": "message", "dir": "from_server",
+                                        "msg": jsonrpc.notification("notifications/message", {"level": "info"})}))
+        out.append('{"seq":40,"t":%d,"kind":"stderr","text":"far"}' % 10 ** 400)  # no float holds it
+        out.append('{"seq":41,"t":true,"kind":"stderr","text":"bool"}')
+        out.append('{"seq":42,"t":%d,"kind":"stderr","text":"big"}' % 2 ** 1000)
+        return out
+
+    whole, whole_problems = viewed(tmp_path / "int.jsonl", lines(lambda seq: 1 + seq // 100))
+    floats, float_problems = viewed(tmp_path / "float.jsonl", lines(lambda seq: float(1 + seq // 100)))
+    placed = [ROW_FIELDS.index(name) for name in ("size", "offset", "length")]  # "1" is shorter than "1.0"
+    assert [[v for i, v in enumerate(row) if i not in placed] for row in row_values(whole)] == \
+        [[v for i, v in enumerate(row) if i not in placed] for row in row_values(floats)]
+    assert [row.seq for row in whole.rows()] == [*range(1, 40), 42]
+    assert whole.row(42).t == float(2 ** 1000)
+    assert {row.burst for row in whole.rows() if row.kind == "stderr" and row.seq < 40} == {1}
+    assert len(whole_problems) == 2 and whole_problems == float_problems
+    assert whole_problems == read_recording(tmp_path / "int.jsonl").problems
+
+
 def viewed(path, lines: list[str]) -> tuple[Store, list]:
     """The lines written as a recording and opened as `view` opens one: its Store and the reader's problems."""
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

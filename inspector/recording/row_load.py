@@ -166,8 +166,12 @@ def _unpaired_row(value: dict, last_seq: int, offset: int, length: int, method_c
     reader's checks (nothing to pair), as RowIndex.extend_unpaired takes it; None for anything else (the reader
     and RowIndex.add take it). Feeds the burst tracker as RowIndex.add would."""
     seq, t, kind = value.get("seq"), value.get("t"), value.get("kind")
-    if type(seq) is not int or seq <= last_seq or type(t) is not float:
+    if type(seq) is not int or seq <= last_seq:
         return None
+    if type(t) is not float:  # an int t (a hand-made recording's) is a float in the record, as from_dict makes it
+        if type(t) is not int or not -_BIGGEST_T <= t <= _BIGGEST_T:
+            return None
+        t = float(t)
     origin = value.get("origin")
     origin = origin_code(origin) if type(origin) is str else 0  # code 0 is None: most rows have no origin
     if kind == "stderr":
@@ -189,6 +193,8 @@ def _unpaired_row(value: dict, last_seq: int, offset: int, length: int, method_c
 
 
 _STDERR_CODE, _NOTIFICATION_CODE = KIND_CODE["stderr"], KIND_CODE["notification"]
+_BIGGEST_T = 2 ** 1023
+"""An int t beyond this may not fit a float: the reader says what is wrong with it."""
 _FROM_SERVER_CODE = DIR_CODE[FROM_SERVER]
 
 
