@@ -162,6 +162,23 @@ def test_export_never_overwrites(tmp_path):
     assert existing.read_text() == "keep me\n"
 
 
+def test_a_report_to_an_existing_file_is_refused_before_it_is_made(tmp_path, monkeypatch, capsys):
+    """The output is created (exclusively) before the report is rendered: a big recording's report is seconds of
+    work, not to be thrown away for a name that is taken."""
+    from inspector.commands import export
+    from inspector.recording.reports import formats
+
+    def never(*_args):
+        raise AssertionError("rendered although the output exists")
+    monkeypatch.setitem(formats.REPORTS, "html", formats.Report(never, ".html", "text/html"))
+    source = write_recording(tmp_path / "in.jsonl", {"target": {"command": ["srv"]}}, [result_text(1, "x")])
+    existing = tmp_path / "out.html"
+    existing.write_text("keep me\n")
+    assert export.export_main([str(source), "-o", str(existing), "--format", "html"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert existing.read_text() == "keep me\n"
+
+
 # -- redact (pure) -------------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text", [

@@ -115,7 +115,8 @@ def _report(path: str, reader: RecordingReader, rules: Rules, kind: str, picked:
     if reader.header is None:
         return None
     result = redact_recording(reader.header, records, rules, lines, forms)
-    _write(output, [REPORTS[kind].render(result, problems, picked).encode()])
+    # Rendered once the output file is made: an output that exists already is refused before the report's work.
+    _write(output, (REPORTS[kind].render(result, problems, picked).encode() for _ in (kind,)))
     return result
 
 
