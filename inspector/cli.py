@@ -21,7 +21,6 @@ from inspector.commands.common import (
     Parser, add_config_options, add_http_options, add_protocol_options, add_rules_option, add_server_options,
     config_entries, disabled_rules, header_values, seconds, url_value, value_options,
 )
-from inspector.client.targets import url_name
 
 TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
 if TYPE_CHECKING:
@@ -165,6 +164,8 @@ def parse_config(argv: list[str]) -> Config:
     if args.demo:
         command = [sys.executable, "-m", "inspector.demo.server"]
     elif args.url:
+        from inspector.client.targets import url_name
+
         url = url_value(args.url)
         name = url_name(url)
     elif args.config:

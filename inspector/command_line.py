@@ -12,7 +12,8 @@ import re
 import shlex
 from collections.abc import Iterable
 
-from inspector.protocol.secrets import mask_argv, mask_url, shell_variable
+# protocol.secrets (its patterns compiled at import) is imported by the functions that make a command line: the
+# headless commands import UsageError from here before they start the server, and must get there fast.
 
 TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
 if TYPE_CHECKING:
@@ -90,18 +91,24 @@ def copy_as_command(target_command: list[str], msg: dict, cwd: str | None = None
 def _header_variable(name: str) -> str:
     """A header's value as a shell variable that must be set: pasted without it, the shell stops with this hint
     before anything runs (an empty header would be refused anyway, far from the cause)."""
+    from inspector.protocol.secrets import shell_variable
+
     variable = shell_variable(name)
     return f"${{{variable}:?set {variable} to the value of the {name} header}}"
 
 
 def _command_words(argv: list[str]) -> str:
     """The server command for a shell, each secret option's value a shell variable the user sets."""
+    from inspector.protocol.secrets import mask_argv, shell_variable
+
     masked, positions = mask_argv(argv, placeholder=lambda option: f'"${shell_variable(option)}"')
     return " ".join(word if i in positions else shlex.quote(word) for i, word in enumerate(masked))
 
 
 def _url_word(url: str) -> str:
     """The URL for a shell: as is, or in double quotes with its secrets as ${VARIABLES} the user sets."""
+    from inspector.protocol.secrets import mask_url, shell_variable
+
     marked = mask_url(url, placeholder=lambda name: f"\0{shell_variable(name)}\0")
     if marked == url:
         return shlex.quote(url)

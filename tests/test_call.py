@@ -197,6 +197,35 @@ def test_call_record_writes_a_private_recording_of_the_run(tmp_path):
     assert_exit_2(again, "already exists")  # never overwrites
 
 
+def test_a_recording_that_cannot_be_created_stops_the_server_started_before_it(tmp_path):
+    """`call` starts the server before it opens the recording (the two start-ups overlap): when --record then
+    fails, that server is stopped, even one that would outlive its closed stdin."""
+    taken = tmp_path / "taken.jsonl"
+    taken.write_text("mine\n")
+    marker = f"mcp-inspect-test-{os.getpid()}-{time.monotonic_ns()}"
+    result = mcp(["call", "--record", str(taken), "tools/list", "--", PY, "-c",
+                  "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)", marker],
+                 tmp_path)
+    assert_exit_2(result, "already exists")
+    assert taken.read_text() == "mine\n"
+    assert not _processes_with(marker)  # discard reaps it before call returns: no wait needed
+
+
+def _processes_with(word: str) -> list[int]:
+    """The pids of running processes whose command line holds `word` (Linux /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if word.encode() in handle.read():
+                    found.append(int(entry))
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+    return found
+
+
 def test_call_strips_terminal_escapes_from_the_servers_stderr(tmp_path):
     noisy = tmp_path / "noisy.py"
     noisy.write_text("import sys, runpy\n"

@@ -61,6 +61,44 @@ def test_call_over_stdio_imports_only_the_standard_library_a_bare_client_needs(t
     assert not modules & BARE_CLIENT_NEVER, sorted(modules & BARE_CLIENT_NEVER)
 
 
+# Notes the inspector's modules loaded when the first process is spawned (an audit hook sees every Popen).
+SPAWN_WATCH = """
+import json, sys
+seen = []
+def hook(event, args):
+    if event == "subprocess.Popen" and not seen:
+        seen.append(sorted(name for name in sys.modules if name.startswith("inspector")))
+sys.addaudithook(hook)
+from inspector.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as out:
+    json.dump({"code": code, "at_spawn": seen[0] if seen else None}, out)
+"""
+
+
+def test_call_starts_the_server_before_it_loads_the_client_and_the_recording(tmp_path):
+    """The server's own start-up (an interpreter's, for a Python server) overlaps the import of the client, the
+    recording, the secrets' patterns and the handshake: bench/call.py's ratio to a bare client rests on it."""
+    report = tmp_path / "spawn.json"
+    result = subprocess.run([PYTHON, "-c", SPAWN_WATCH, str(report), "call", "tools/list", "--record",
+                             str(tmp_path / "call.jsonl"), "--", *fixture_command("raw_server")],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=90,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    data = json.loads(report.read_text())
+    assert data["code"] == 0 and data["at_spawn"] is not None
+    loaded = set(data["at_spawn"])
+    assert "inspector.commands.call" in loaded and "inspector.transport.stdio" in loaded
+    late = {"inspector.client.rpc", "inspector.client.handshake", "inspector.client.connect",
+            "inspector.recording.files", "inspector.protocol.records", "inspector.protocol.secrets",
+            "inspector.protocol.json"}
+    assert not loaded & late, sorted(loaded & late)
+    # And nothing is lost by it: the recording holds the header, then the spawn, then the handshake in order.
+    kinds = [json.loads(line).get("event") or json.loads(line)["kind"]
+             for line in (tmp_path / "call.jsonl").read_text().splitlines()]
+    assert kinds[:3] == ["header", "spawn", "message"], kinds[:5]
+
+
 def test_export_imports_neither_the_page_nor_httpx_and_a_copy_not_the_checker(tmp_path):
     recording = tmp_path / "in.jsonl"
     code, _ = _modules_after(tmp_path, "call", "tools/list", "--record", str(recording), "--",

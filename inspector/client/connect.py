@@ -31,10 +31,11 @@ def http_connection(url: str, *, transport: str, headers: Iterable[tuple[str, st
 def transport_for(target: "StdioTarget | HttpTarget", client: "Client", *, on_exit: Callable[[Any, Any], None],
                   on_event: Callable[[str, dict], None] | None = None,
                   on_session_expired: Callable[[], None] | None = None, refuse_ports: Iterable[int] = (),
-                  headers: Iterable[tuple[str, str]] | None = None):
+                  headers: Iterable[tuple[str, str]] | None = None, spawned: Any = None):
     """The transport for a target, wired to the client's public callbacks; `on_exit(transport, info)`.
 
-    Not started: the caller starts it (and records a spawn failure its own way).
+    Not started: the caller starts it (and records a spawn failure its own way). `spawned`: what
+    stdio.spawn_early gave for a command target, which the transport's start takes instead of spawning.
     """
     holder: list[Any] = []
 
@@ -52,7 +53,7 @@ def transport_for(target: "StdioTarget | HttpTarget", client: "Client", *, on_ex
         transport = StdioProcess(list(target.command), cwd=target.cwd, env=target.env, on_stdout=client.on_line,
                                  on_stdout_batch=client.on_lines,
                                  on_stderr=client.on_stderr_line, on_exit=exited,
-                                 on_spawn=lambda pid: client.event("spawn", {"pid": pid}))
+                                 on_spawn=lambda pid: client.event("spawn", {"pid": pid}), spawned=spawned)
     holder.append(transport)
     return transport
 
@@ -61,10 +62,12 @@ class Connection:
     """A headless command's server: one target started and stopped under a Client, each exit recorded."""
 
     def __init__(self, client: "Client", target: "StdioTarget | HttpTarget",
-                 note: Callable[[str], None] | None = None) -> None:
+                 note: Callable[[str], None] | None = None, spawned: Any = None) -> None:
         self.client, self.target = client, target
         self.note = note
         """Told in one line when the era probe falls back (a headless command prints it on stderr)."""
+        self._spawned = spawned
+        """What stdio.spawn_early gave for the target's command: the first start takes it; a restart spawns."""
         self.exit_info: Any = None
         self.exit_recorded = threading.Event()
 
@@ -80,7 +83,8 @@ class Connection:
 
         self.exit_info = None
         self.exit_recorded.clear()
-        transport = transport_for(self.target, self.client, on_exit=self._on_exit)
+        spawned, self._spawned = self._spawned, None
+        transport = transport_for(self.target, self.client, on_exit=self._on_exit, spawned=spawned)
         self.client.attach(transport)  # before it starts: its first line may be a request to answer
         if isinstance(self.target, HttpTarget):
             self.client.event("connect", {"url": self.target.url, "transport": self.target.transport})

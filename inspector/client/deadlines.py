@@ -9,6 +9,9 @@ import time
 from collections.abc import Callable
 
 FOREVER = float("inf")
+DEFAULT_TIMEOUT = 60.0
+"""Seconds to wait for an answer unless told otherwise (--timeout): the page, the commands and replay alike. Here,
+in a module of the standard library's imports alone: the commands' options read it before anything else loads."""
 
 
 class Deadlines:

@@ -22,15 +22,12 @@ from inspector.protocol import eras, jsonrpc
 from inspector.protocol.records import (EVENT, INVALID, MESSAGE, STDERR, TO_SERVER, UNANSWERED, Record,
                                         record_server_lines, record_server_message)
 from inspector.client.answers import ServerRequests, default_answer
-from inspector.client.deadlines import FOREVER, Deadlines
+from inspector.client.deadlines import DEFAULT_TIMEOUT, FOREVER, Deadlines  # noqa: F401 - DEFAULT_TIMEOUT re-exported
 from inspector.client.pending import Pending, RequestFailed  # re-exported: callers import them from here
 
 TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
 if TYPE_CHECKING:
     from typing import Any
-
-DEFAULT_TIMEOUT = 60.0
-"""Seconds to wait for an answer unless told otherwise (--timeout): the page, the commands and replay alike."""
 
 class RawRefused(ValueError):
     """A hand-made request was not sent: its id belongs to a request of ours still waiting for its answer."""

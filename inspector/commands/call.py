@@ -9,16 +9,10 @@ from __future__ import annotations
 
 import sys
 
-from inspector.protocol import jsonrpc
-from inspector.protocol.eras import explain_error
-from inspector.protocol.json import loads
-from inspector.client.connect import Connection
-from inspector.client.targets import StdioTarget
-from inspector.client.handshake import ConnectFailed, connect_headless
-from inspector.client.rpc import DEFAULT_TIMEOUT, Client, RequestFailed
+# What reading the arguments needs, and no more: the server is started as soon as they are read, and the client,
+# the recording and the handshake are imported while it starts (call_main).
+from inspector.client.deadlines import DEFAULT_TIMEOUT
 from inspector.protocol.eras import PROBE_SECONDS
-from inspector.recording.files import RecordingError, close_sink, open_sink
-from inspector.transport.stdio import SpawnError
 from inspector.commands.common import add_config_options, use_config_entry
 from inspector.commands.common import (
     Parser, UsageError, add_http_options, add_protocol_options, add_server_options, http_target, dumps,
@@ -28,6 +22,7 @@ from inspector.commands.common import (
 TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
 if TYPE_CHECKING:
     from typing import Any
+    from inspector.client.connect import Connection
 
 # Shorthand option → the method it implies.
 SHORTHANDS = {"tool": "tools/call", "uri": "resources/read", "prompt": "prompts/get"}
@@ -89,6 +84,8 @@ def build_parser() -> Parser:
 def _json_option(name: str, text: str | None, *, array_ok: bool = False) -> Any:
     if text is None:
         return None
+    from inspector.protocol.json import loads
+
     try:
         value = loads(text)
     except ValueError as exc:
@@ -144,16 +141,32 @@ def call_main(argv: list[str]) -> int:
     try:
         args = parse_call(argv)
         env = server_env(list(args.env), args.cwd)
-        store = open_sink(args.record, args.command, args.cwd, protocol=args.protocol,
-                           env_keys=env_keys(list(args.env)), http=args.http,
-                           masker=masker_for(args.command, list(args.env), args.http))
     except UsageError as exc:
         return fail(str(exc))
+    from inspector.transport.stdio import discard, spawn_early
+
+    # The server first: a Python server takes longer to start than what is imported below, and on a second core
+    # the two happen at once. Its spawn is recorded when the connection takes it, after the recording's header.
+    spawned = spawn_early(list(args.command), args.cwd, env) if args.http is None else None
+    from inspector.client.connect import Connection
+    from inspector.client.rpc import Client
+    from inspector.client.targets import StdioTarget
+    from inspector.recording.files import RecordingError, close_sink, open_sink
+
+    try:
+        store = open_sink(args.record, args.command, args.cwd, protocol=args.protocol,
+                          env_keys=env_keys(list(args.env)), http=args.http,
+                          masker=masker_for(args.command, list(args.env), args.http))
     except RecordingError as exc:
+        discard(spawned)
         return fail(str(exc))
+    except BaseException:  # Ctrl-C meanwhile, say: no lifeline watches the server before the connection takes it
+        discard(spawned)
+        raise
     client = Client(store, timeout=args.timeout)
     client.on_stderr.append(echo_stderr)
-    connection = Connection(client, args.http or StdioTarget(tuple(args.command), args.cwd, env), note=_note)
+    connection = Connection(client, args.http or StdioTarget(tuple(args.command), args.cwd, env), note=_note,
+                            spawned=spawned)
     try:
         return _call(connection, args)
     except KeyboardInterrupt:
@@ -170,6 +183,11 @@ def _note(text: str) -> None:
 
 
 def _call(connection: Connection, args: CallArgs) -> int:
+    from inspector.client.handshake import ConnectFailed, connect_headless
+    from inspector.client.rpc import RequestFailed
+    from inspector.protocol.eras import explain_error
+    from inspector.transport.stdio import SpawnError
+
     try:
         connection.start()
     except SpawnError as exc:
@@ -200,6 +218,9 @@ def _call(connection: Connection, args: CallArgs) -> int:
 
 def _notify(connection: Connection, args: CallArgs) -> int:
     """A notifications/... method is sent as one: no id, no answer to wait for, nothing on stdout."""
+    from inspector.client.rpc import RequestFailed
+    from inspector.protocol import jsonrpc
+
     client = connection.client
     if client.send(jsonrpc.notification(args.method, args.params)) is None:
         return fail(f"{args.method}: could not write to the server")

@@ -12,15 +12,18 @@ import sys
 from inspector.command_line import (  # noqa: F401 - the commands import them from here
     UsageError, env_keys, env_pairs, server_environment,
 )
-from inspector.client.rpc import DEFAULT_TIMEOUT
-from inspector.protocol import json as protocol_json
+from inspector.client.deadlines import DEFAULT_TIMEOUT
 from inspector.protocol.eras import PROBE_SECONDS
-from inspector.protocol.secrets import Masker, inherited_secrets, mask_argv, target_secrets
+
+# Only what parsing a command line needs is imported here: `call` starts its server as soon as its arguments are
+# read, and imports the rest while the server starts (commands/call.py). The secrets' patterns, the JSON encoder
+# and the client come with the functions that use them.
 
 TYPE_CHECKING = False  # as typing's, without importing typing at run time: it costs every start (architecture.md)
 if TYPE_CHECKING:
     from typing import Any
     from pathlib import Path
+    from inspector.protocol.secrets import Masker
 
 # Whole escape sequences first (so "\x1b[31m" does not leave "[31m" behind), then any control character left:
 # C0 but tab, DEL, and C1 (U+0080-U+009F; U+009B alone is a CSI on many terminals). security.md row 12.
@@ -46,7 +49,9 @@ def echo_stderr(line: str) -> None:
 
 def dumps(value: Any, indent: int | None = 2) -> str:
     """JSON with ensure_ascii=False, but DEL, C1 and line separators escaped: the same value, safe on a terminal."""
-    return protocol_json.dumps(value, indent=indent)
+    from inspector.protocol.json import dumps as safe_dumps
+
+    return safe_dumps(value, indent=indent)
 
 
 def write_stdout(text: str) -> None:
@@ -126,12 +131,16 @@ def server_env(items: list[str], cwd: str | None) -> dict[str, str]:
 def masker_for(command: list[str], env_items: list[str], http: Any = None) -> Masker:
     """The known secrets of a headless run (protocol.secrets): its command's secret options, -e values, the URL's
     and the headers' secrets, and our environment's secret-named values. Masked in its recording and its output."""
+    from inspector.protocol.secrets import Masker, inherited_secrets, target_secrets
+
     url, headers = (http.url, http.headers) if http is not None else (None, ())
     return Masker(target_secrets(command, env_pairs(env_items), url, headers) + inherited_secrets(os.environ))
 
 
 def shown_command(argv: list[str]) -> str:
     """A server command as a shell line for our output, the values of its secret options masked."""
+    from inspector.protocol.secrets import mask_argv
+
     return shlex.join(mask_argv(argv)[0])
 
 
@@ -186,14 +195,15 @@ def add_http_options(parser: argparse.ArgumentParser) -> None:
 def http_target(args: argparse.Namespace, command: list[str]):
     """The HttpTarget of --url/--transport/--header (None without --url), checked against the command; raises
     UsageError."""
-    from inspector.client.targets import HttpTarget
-
     if args.url and command:
         raise UsageError("give either --url or a server command after --, not both")
-    if not args.url and (args.header or args.transport != "auto"):
-        raise UsageError("--header and --transport are for servers reached over HTTP (--url)")
-    headers = header_values(args.header)
-    return HttpTarget(url_value(args.url), args.transport, headers) if args.url else None
+    if not args.url:
+        if args.header or args.transport != "auto":
+            raise UsageError("--header and --transport are for servers reached over HTTP (--url)")
+        return None
+    from inspector.client.targets import HttpTarget  # for a URL only: a command's spawn does not wait for it
+
+    return HttpTarget(url_value(args.url), args.transport, header_values(args.header))
 
 
 def add_config_options(parser: argparse.ArgumentParser) -> None:

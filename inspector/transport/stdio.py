@@ -87,20 +87,59 @@ def _which(program: str, path: str) -> str | None:
     return None
 
 
+def spawn(command: list[str], cwd: str | None, env: dict[str, str]) -> subprocess.Popen:
+    """Start the server command in a process group of its own, its three streams piped; raises SpawnError."""
+    resolve_command(command, cwd, env)
+    try:
+        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                cwd=cwd, env=env, close_fds=True, **_own_group(0))
+    except OSError as exc:
+        raise SpawnError(f"cannot start {command[0]}: {exc.strerror or exc}") from None
+
+
+def spawn_early(command: list[str], cwd: str | None, env: dict[str, str]) -> subprocess.Popen | SpawnError:
+    """The server started before the rest of its StdioProcess's caller is ready, or why it could not start (to
+    be raised when the StdioProcess starts, so the failure is recorded where any spawn failure is).
+
+    A Python server takes longer to start than the inspector's client takes to import: spawned first, the two
+    start at once (`call`'s whole run is its start-up). Until a StdioProcess takes it, no reader drains its pipes
+    (they buffer) and no lifeline watches it; whoever spawned it early stops it with `discard` if none will."""
+    try:
+        return spawn(command, cwd, env)
+    except SpawnError as exc:
+        return exc
+
+
+def discard(spawned: subprocess.Popen | SpawnError | None) -> None:
+    """Stop a server spawn_early started that no StdioProcess took (the command failed before it could)."""
+    if not isinstance(spawned, subprocess.Popen):
+        return
+    for stream in (spawned.stdin, spawned.stdout, spawned.stderr):
+        stream.close()
+    try:
+        os.killpg(spawned.pid, signal.SIGKILL)  # its own group; it has done nothing yet that needs a clean end
+    except OSError:
+        pass
+    spawned.wait()
+
+
 class StdioProcess:
     """One run of the server command."""
 
     def __init__(self, command: list[str], *, cwd: str | None, env: dict[str, str],
                  on_stdout: Callable[[bytes], None], on_stderr: Callable[[str], None],
                  on_exit: Callable[[ExitInfo], None], on_spawn: Callable[[int], None] | None = None,
-                 on_stdout_batch: Callable[[list[bytes]], None] | None = None) -> None:
+                 on_stdout_batch: Callable[[list[bytes]], None] | None = None,
+                 spawned: subprocess.Popen | SpawnError | None = None) -> None:
         """`on_stdout` gets each stdout line; `on_stdout_batch`, when given, gets instead the lines of each read
-        (in order, at least one) so they can be recorded together."""
+        (in order, at least one) so they can be recorded together. `spawned`: what spawn_early gave for this
+        command, which the first start() takes instead of spawning (its SpawnError raised there)."""
         self.command = command
         self._cwd, self._env = cwd, env
         self._on_stdout, self._on_stderr, self._on_exit = on_stdout, on_stderr, on_exit
         self._on_stdout_batch = on_stdout_batch
         self._on_spawn = on_spawn
+        self._spawned = spawned
         self._proc: subprocess.Popen | None = None
         self._lifeline: subprocess.Popen | None = None
         self._stdin: StdinWriter | None = None
@@ -119,14 +158,11 @@ class StdioProcess:
         return self._proc.pid if self._proc else None
 
     def start(self) -> int:
-        """Spawn the server in a new process group; returns its pid."""
-        resolve_command(self.command, self._cwd, self._env)
-        try:
-            self._proc = subprocess.Popen(
-                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                cwd=self._cwd, env=self._env, close_fds=True, **_own_group(0))
-        except OSError as exc:
-            raise SpawnError(f"cannot start {self.command[0]}: {exc.strerror or exc}") from None
+        """Spawn the server in a new process group (or take the one spawned for it); returns its pid."""
+        spawned, self._spawned = self._spawned, None
+        if isinstance(spawned, SpawnError):
+            raise spawned
+        self._proc = spawned or spawn(self.command, self._cwd, self._env)
         # Our own copy of the pipe's fd, so the Popen's file object is closed and never written or flushed.
         stdin_fd = os.dup(self._proc.stdin.fileno())
         self._proc.stdin.close()
