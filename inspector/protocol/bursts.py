@@ -18,8 +18,6 @@ The rule, line by line:
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 GAP_SECONDS = 0.5
 """A line more than this after the previous line of its burst starts a new burst."""
 MAX_LINES = 400
@@ -29,61 +27,58 @@ CHAINING = ("The above exception was the direct cause of the following exception
             "During handling of the above exception, another exception occurred:")
 
 
-class OpenBurst(NamedTuple):
-    """The burst the next stderr line may join (a tuple: one is made per stderr line, so it must be cheap)."""
-
-    head: int
-    """The seq of its first line."""
-    last_t: float
-    """The recorded time of its newest line."""
-    lines: int
-    has_traceback: bool = False
-    chained: bool = False
-    """Its newest non-blank line announces a chained exception: the next Traceback continues it."""
-
-
-def follow(burst: OpenBurst | None, seq: int, t: float, text: str) -> OpenBurst:
-    """The burst a stderr line belongs to: `burst` grown by it, or a new one headed by it."""
-    # One call per stderr line (a flood's million of them in `view`): the rule is spelled out here, not in helpers,
-    # and the tuples are made with tuple.__new__ (OpenBurst(...) adds a Python-level call per line).
-    starts_traceback = text.startswith(TRACEBACK)
-    if burst is None:
-        return _make(OpenBurst, (seq, t, 1, starts_traceback, False))
-    head, last_t, lines, has_traceback, was_chained = burst
-    if (t - last_t > GAP_SECONDS or lines >= MAX_LINES
-            or (starts_traceback and has_traceback and not was_chained)):
-        return _make(OpenBurst, (seq, t, 1, starts_traceback, False))
-    if was_chained:  # a blank line keeps the announcement open
-        stripped = text.strip()
-        chained = not stripped or stripped in CHAINING
-    else:  # both announcements say "exception": most lines are cleared by that one search
-        chained = "exception" in text and text.strip() in CHAINING
-    return _make(OpenBurst, (head, max(t, last_t), lines + 1, has_traceback or starts_traceback,
-                             chained))
-
-
-_make = tuple.__new__
-
-
 def interrupts(kind: str, direction: str | None) -> bool:
     """Whether a record that is not a stderr line ends the open burst (see the module's rule)."""
     return not (kind in ("message", "invalid") and direction == "from_server")
 
 
 class Bursts:
-    """The open burst of one timeline; the Store calls `observe` for each record, in seq order."""
+    """The open burst of one timeline; the Store calls `observe` for each record, in seq order.
+
+    Its state is kept in place, not as a value per line: `view` of a flood's million stderr lines calls `follow`
+    a million times, and a tuple made per call was a fifth of the whole view's time."""
+
+    __slots__ = ("open", "_last_t", "_lines", "_has_traceback", "_chained")
 
     def __init__(self) -> None:
-        self.open: OpenBurst | None = None
+        self.open: int | None = None
+        """The seq of the open burst's first line (its head); None when no burst is open."""
+        self._last_t = 0.0
+        """The recorded time of its newest line."""
+        self._lines = 0
+        self._has_traceback = False
+        self._chained = False
+        """Its newest non-blank line announces a chained exception: the next Traceback continues it."""
 
     def observe(self, kind: str, direction: str | None, seq: int, t: float, text: str | None) -> int | None:
         """The head seq of the burst a stderr record belongs to; None for any other record."""
         if kind == "stderr":
-            self.open = follow(self.open, seq, t, text or "")
-            return self.open.head
+            return self.follow(seq, t, text or "")
         if interrupts(kind, direction):
             self.open = None
         return None
+
+    def follow(self, seq: int, t: float, text: str) -> int:
+        """A stderr line: the head seq of the burst it joins, or its own seq when it starts one."""
+        # The rule is spelled out here, not in helpers: one call per stderr line, a million of them in a flood.
+        starts_traceback = text.startswith(TRACEBACK)
+        head = self.open
+        if (head is None or t - self._last_t > GAP_SECONDS or self._lines >= MAX_LINES
+                or (starts_traceback and self._has_traceback and not self._chained)):
+            self.open, self._last_t, self._lines, self._has_traceback, self._chained = \
+                seq, t, 1, starts_traceback, False
+            return seq
+        if self._chained:  # a blank line keeps the announcement open
+            stripped = text.strip()
+            self._chained = not stripped or stripped in CHAINING
+        else:  # both announcements say "exception": most lines are cleared by that one search
+            self._chained = "exception" in text and text.strip() in CHAINING
+        if t > self._last_t:
+            self._last_t = t
+        self._lines += 1
+        if starts_traceback:
+            self._has_traceback = True
+        return head
 
 
 # -- reading a burst's lines ------------------------------------------------------------------------------------

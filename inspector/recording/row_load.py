@@ -20,7 +20,7 @@ from inspector.recording import format as limits  # the caps are read at call ti
 from inspector.recording.files import RECORD_DEPTH, Line, RecordingReader, RecordingWriter, split_lines
 from inspector.recording.row_index import DIR_CODE, KIND_CODE, LEVEL_CODE, RowIndex
 from inspector.protocol.json import scan_at
-from inspector.protocol.records import FROM_SERVER, STDERR, TO_SERVER, Record
+from inspector.protocol.records import FROM_SERVER, TO_SERVER, Record
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,27 +112,33 @@ def _slow_run(index: RowIndex, reader: RecordingReader, run: Run) -> None:
 
 def _fast_run(index: RowIndex, reader: RecordingReader, run: Run) -> bool:
     """Index a run from its decoded text; False (nothing done) when it must go line by line (not UTF-8)."""
-    lines = run.data.split(b"\n")
+    data = run.data
     if run.number == 1:  # the header (and a byte order mark) are the reader's alone
-        _one_line(index, reader, Line(1, run.offset, lines[0], True))
-        if len(lines) == 1:
+        first = data.split(b"\n", 1)[0]
+        _one_line(index, reader, Line(1, run.offset, first, True))
+        if len(first) == len(data):
             return True
-        return _fast_run(index, reader, Run(2, run.offset + len(lines[0]) + 1, run.data[len(lines[0]) + 1:]))
+        return _fast_run(index, reader, Run(2, run.offset + len(first) + 1, data[len(first) + 1:]))
     try:
-        text = run.data.decode("utf-8")  # the reader decodes each line as strict UTF-8 too
+        text = data.decode("utf-8")  # the reader decodes each line as strict UTF-8 too
     except UnicodeDecodeError:
         return False
+    # A line's length in bytes: where the run is ASCII (nearly always), its length in characters; else its bytes
+    # counted from a split of the run (a million bytes objects are a tenth of a 10^6-line view: made only if needed).
+    byte_lengths = None if data.isascii() else map(len, data.split(b"\n"))
     # One loop, no call per line but the scanner's: a million lines make every call count.
     fast: list[tuple] = []  # rows not yet in the index: added column by column, in C
-    method_code, origin_code, find, scan = index.methods.code, index.origins.code, text.find, scan_at
+    method_code, origin_code, find, count, scan = index.methods.code, index.origins.code, text.find, text.count, scan_at
     bursts = index.bursts
-    offset, number, pos, last_seq = run.offset, run.number, 0, reader.last_seq
-    for line in lines:
+    offset, number, pos, size, last_seq = run.offset, run.number, 0, len(text), reader.last_seq
+    while pos <= size:  # every line of the run, the last one (no newline after it) included
         end = find("\n", pos)
         if end < 0:
-            end = len(text)
+            end = size
+        length = end - pos if byte_lengths is None else next(byte_lengths)
         value = None
-        if len(line) <= RECORD_DEPTH or line.count(b"{") + line.count(b"[") <= RECORD_DEPTH:  # (a bracket a byte)
+        # nor nest deeper than the reader allows (a bracket a byte)
+        if length <= RECORD_DEPTH or count("{", pos, end) + count("[", pos, end) <= RECORD_DEPTH:
             try:
                 value, stop = scan(text, pos)
             except (StopIteration, ValueError, RecursionError):
@@ -140,20 +146,20 @@ def _fast_run(index: RowIndex, reader: RecordingReader, run: Run) -> bool:
             else:
                 if stop != end:
                     value = None  # not exactly one value on the line: the reader says what is wrong
-        row = _unpaired_row(value, last_seq, offset, len(line), method_code, origin_code, bursts) \
+        row = _unpaired_row(value, last_seq, offset, length, method_code, origin_code, bursts) \
             if type(value) is dict else None
         if row is not None:
             fast.append(row)
             last_seq = row[0]
-            offset, number, pos = offset + len(line) + 1, number + 1, end + 1
-            continue
-        if fast:
-            index.extend_unpaired(fast)
-            fast = []
-        reader.last_seq = last_seq
-        _one_line(index, reader, Line(number, offset, line, True))
-        last_seq = reader.last_seq
-        offset, number, pos = offset + len(line) + 1, number + 1, end + 1
+        else:
+            if fast:
+                index.extend_unpaired(fast)
+                fast = []
+            reader.last_seq = last_seq
+            start = offset - run.offset
+            _one_line(index, reader, Line(number, offset, data[start:start + length], True))
+            last_seq = reader.last_seq
+        offset, number, pos = offset + length + 1, number + 1, end + 1
     if fast:
         index.extend_unpaired(fast)
     reader.last_seq = last_seq
@@ -176,7 +182,7 @@ def _unpaired_row(value: dict, last_seq: int, offset: int, length: int, method_c
     origin = origin_code(origin) if type(origin) is str else 0  # code 0 is None: most rows have no origin
     if kind == "stderr":
         text = value.get("text")
-        head = bursts.observe(STDERR, None, seq, t, text if type(text) is str else None)
+        head = bursts.follow(seq, t, text if type(text) is str else "")
         return seq, t, offset, length, _STDERR_CODE, _FROM_SERVER_CODE, 0, 0, origin, head
     if kind != "message":
         return None
