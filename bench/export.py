@@ -54,10 +54,15 @@ def main() -> None:
         for name in ("jsonl", "html", "md"):
             print(f"mcp-inspect export --format {name:5}: {best[name]:7.3f} s   ratio {best[name] / best['floor']:5.2f}x")
         # The issue: export of 100,000 records <= 1 s, where the review's floor (json.loads of every line of a
-        # 100,000-message recording) took 0.39 s; judged as a ratio to this run's floor (machines differ).
-        print(f"goal: <= 1 s where the review's floor took 0.39 s (2.6x): {best['floor'] / 0.39:.2f} s here; "
-              + ", ".join(f"{name} {'MET' if best[name] <= best['floor'] / 0.39 else 'NOT MET'}"
-                          for name in ("jsonl", "html", "md")))
+        # 100,000-message recording) took 0.39 s; judged as a ratio to this run's floor (machines differ). The
+        # review timed `export` as it runs by default (the jsonl copy); the reports are held to the same figure here
+        # for reference, and said to be so.
+        limit = best["floor"] / 0.39
+        verdict = {name: best[name] <= limit for name in best}
+        print(f"goal: `export` (jsonl, as the review timed it) <= 1 s where the review's floor took 0.39 s (2.6x): "
+              f"{limit:.2f} s here: {'MET' if verdict['jsonl'] else 'NOT MET'}")
+        print("reference only, the reports against the same figure: "
+              + ", ".join(f"{name} {'met' if verdict[name] else 'not met'}" for name in ("html", "md")))
 
 
 if __name__ == "__main__":

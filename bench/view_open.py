@@ -185,15 +185,20 @@ def measure(path: Path, what: str, trees: list[Path], repeats: int) -> None:
         rss = min(run[2] for run in runs[tree])
         print(f"    mcp-inspect view ({tree}): URL printed {url_at:.3f} s; newest rows served {rows_at:.3f} s "
               f"({rows_at / base:.2f}x the floor); peak RSS {rss:.0f} MiB")
-        print("      " + goal_line(lines, base, rows_at, rss))
+        print("      " + goal_line(lines, path.stat().st_size, base, rows_at, rss))
 
 
-def goal_line(lines: int, floor_seconds: float, rows_at: float, rss: float) -> str:
+def goal_line(lines: int, size: int, floor_seconds: float, rows_at: float, rss: float) -> str:
     """The issue's goal for this size: 100,000 messages -> first rows <= 1 s, where the review's floor (the same
     json.loads of every line) took 0.39 s, so judged as <= 2.6x the floor of this run; 10^6 lines: <= 5 s and
-    <= 300 MB (no floor given), judged as they stand."""
+    <= 300 MB (no floor given), judged as they stand. The table's 10^6-line row is a 50 MB file (the review's
+    many.jsonl); a 10^6-line file well beyond that (the 187 MB flood) is measured against the same figures for
+    reference, and said to be so."""
     if lines >= 1_000_000:
         met = rows_at <= 5.0 and rss <= 300 / 1.048576
+        if size > 100e6:
+            return (f"reference only (the goal's row is a 10^6-line, 50 MB file; this one is {size / 1e6:.0f} MB): "
+                    f"<= 5 s and <= 300 MB: {'met' if met else 'not met'}")
         return f"goal: <= 5 s and <= 300 MB: {'MET' if met else 'NOT MET'}"
     limit = 1.0 / 0.39 * floor_seconds
     return f"goal: <= 1 s where the review's floor took 0.39 s (2.6x): {limit:.2f} s here: " + (
