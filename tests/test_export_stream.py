@@ -158,3 +158,49 @@ def test_export_copies_skips_and_reports_lines_as_the_one_reader_does(tmp_path, 
     kept = [1, 2, 3, *([] if not_utf8 else [5]), 6, 8, 9]
     assert [json.loads(line)["seq"] for line in exported] == [r.seq for r in loaded.records] == kept
     assert exported[:3] == [good[0], good[1], good[2] + b"  "] and exported[-1] == lines[-2]
+
+
+# -- many literals (each value under a --redact-key is one): one trie pattern instead of a search per literal --------
+
+# Literals that overlap one another in the texts below ("data-1234" within "data-12345", "cdefgh" after "abcd"), in
+# every form literal_variants gives (raw, URL-encoded, base64): the trie's spans must cover what a find per literal
+# covers, and name it alike.
+OVERLAPPING = ["abcd-secret", "secret-efgh", "data-1234", "data-12345", "a b&c=d+e", "zz" * 9]
+MANY = OVERLAPPING + [f"learned-value-{n:04d}" for n in range(40)]
+TEXTS = [
+    "abcd-secret-efgh and data-12345 then data-1234",
+    "xx abcd-secret-efgh-secret-efgh data-123456 learned-value-0007learned-value-0008",
+    "url " + quote("a b&c=d+e") + " b64 " + base64.b64encode(b"abcd-secret-efgh").decode() + " zz" * 20,
+    "nothing here but data-12 and learned-value-99999 are near misses",
+    "b64 of one " + base64.b64encode(b"prefix learned-value-0031 suffix").decode(),
+]
+
+
+def test_many_literals_are_masked_as_a_search_per_literal_masks_them(monkeypatch):
+    from inspector.protocol import redact
+
+    rules = Rules.build(literals=MANY)
+    assert len(rules.variants()) > redact.FIND_WORDS
+    trie = [redact.redact_text(text, rules) for text in TEXTS]
+    monkeypatch.setattr(redact, "FIND_WORDS", 10 ** 6)  # every literal searched for with str.find
+    one_by_one = [redact.redact_text(text, Rules.build(literals=MANY)) for text in TEXTS]
+    assert trie == one_by_one
+    assert all(kinds for _, kinds in trie[:3]) and "data-12" in trie[3][0]
+
+
+def test_the_screen_with_many_literals_suspects_what_it_suspects_with_few(monkeypatch):
+    from inspector.protocol import redact
+
+    rules = Rules.build(keys=["data"], literals=MANY)
+    lines = [json.dumps({"seq": n, "text": text}).encode() for n, text in enumerate(TEXTS)]
+    lines += [json.dumps(value).encode() for value in ORDINARY + SECRETS]
+    lines += [b'{"text":"caf\xc3\xa9"}', b'{"text":"100%"}', b'{"text":"a\\\\b"}']
+    joined = b"\n".join(lines)
+    many = Screen(rules)
+    assert many._many  # the trie path
+    monkeypatch.setattr(redact, "_PRUNED_UP_TO", 10 ** 6)
+    few = Screen(rules)
+    assert not few._many
+    assert many.suspect_lines(joined) == few.suspect_lines(joined)
+    assert [many.suspect(line) for line in lines] == [few.suspect(line) for line in lines]
+    assert len(few.suspect_lines(joined)) < len(lines)  # some lines are clear: the comparison means something

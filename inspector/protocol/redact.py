@@ -20,6 +20,7 @@ from urllib.parse import unquote_plus
 
 from inspector.protocol.json import REDACTED, jsonpath_child
 from inspector.protocol.secrets import base64_cores, literal_variants, mask_argv  # noqa: F401 - re-exported
+from inspector.protocol.secrets import FIND_WORDS, trie_pattern
 
 
 # Keys whose values are secrets whatever they look like (HTTP auth headers, common credential fields).
@@ -62,6 +63,7 @@ class Rules:
     builtin: bool = True
     """Run the built-in scan for secret-looking strings."""
     _variants: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    _finder: tuple = field(default=(), compare=False, repr=False)
 
     @classmethod
     def build(cls, keys: Iterable[str] = (), regexes: Iterable[str] = (), literals: Iterable[str] = (),
@@ -91,6 +93,19 @@ class Rules:
             object.__setattr__(self, "_variants", tuple(out))
         return self._variants
 
+    def variant_finder(self) -> tuple[re.Pattern, dict[str, str]]:
+        """One pattern that finds, at every position of a text, the longest variant starting there (group 1), and
+        each variant's kind: for many literals (each value under a --redact-key is one), where a search per variant
+        per string would be literals x strings."""
+        if not self._finder:
+            kinds: dict[str, str] = {}
+            for kind, text in self.variants():
+                kinds.setdefault(text, kind)  # as find_spans' loop: of equal texts, the first variant names it
+            # A lookahead matches empty, so finditer tries every position: overlapping occurrences are all found.
+            pattern = re.compile("(?=(" + trie_pattern(list(kinds)).pattern + "))")
+            object.__setattr__(self, "_finder", (pattern, kinds))
+        return self._finder
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -117,11 +132,20 @@ def _looks_secret(name: str, value: str) -> bool:
 def find_spans(text: str, rules: Rules, depth: int = 0) -> list[tuple[int, int, str]]:
     """(start, end, kind) of every secret in text, decoded layers included."""
     spans: list[tuple[int, int, str]] = []
-    for kind, needle in rules.variants():
-        start = text.find(needle)
-        while start >= 0:
-            spans.append((start, start + len(needle), kind))
-            start = text.find(needle, start + 1)
+    variants = rules.variants()
+    if len(variants) > FIND_WORDS:
+        # The longest variant at each position: every shorter one starting there lies within it, so the spans
+        # cover what a find per variant covers, and name it alike (masking merges overlapping spans).
+        finder, kinds = rules.variant_finder()
+        for m in finder.finditer(text):
+            found = m.group(1)
+            spans.append((m.start(), m.start() + len(found), kinds[found]))
+    else:
+        for kind, needle in variants:
+            start = text.find(needle)
+            while start >= 0:
+                spans.append((start, start + len(needle), kind))
+                start = text.find(needle, start + 1)
     for pattern in rules.patterns:
         spans += [(m.start(), m.end(), "regex") for m in pattern.finditer(text) if m.end() > m.start()]
     if rules.builtin:
@@ -168,6 +192,9 @@ def _b64_text(run: str) -> str | None:
 
 
 _BINARY = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_PRUNED_UP_TO = 64
+"""Up to this many screen needles, those within another are pruned and the rest searched one by one; beyond it
+(learned literals), one trie pattern."""
 _NON_ASCII = re.compile(rb"[\x80-\xff]+")
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _RUN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
@@ -275,11 +302,16 @@ class Screen:
                    *(hint for _, _, _, hints in BUILTIN_PATTERNS for hint in hints),
                    *(text for _, text in rules.variants())}
         lowered = {needle.lower().encode("utf-8") for needle in needles}
-        # One needle inside another adds nothing ("api_key" holds "key"); one alternation over the lowered line.
-        needed = sorted((n for n in lowered if not any(m != n and m in n for m in lowered)), key=len, reverse=True)
+        # One needle inside another adds nothing ("api_key" holds "key"); one alternation over the lowered line. Many
+        # needles (the literals a --redact-key teaches, each in several forms) are not pruned pairwise (that is
+        # quadratic) but made one trie pattern, which costs per byte what a few needles cost.
+        self._many = len(lowered) > _PRUNED_UP_TO
+        needed = sorted(lowered if self._many else (n for n in lowered if not any(m != n and m in n for m in lowered)),
+                        key=len, reverse=True)
         # Also suspect: an escape or a non-ASCII byte (a string's text differs from its bytes), a URL escape, and an
         # event, because its detail.command has --token-style options masked by position, not by shape.
-        self._needles = re.compile(b"|".join([rb"[\\%\x7f-\xff]", *(re.escape(n) for n in needed)]))
+        self._needles = re.compile(b"|".join([rb"[\\%\x7f-\xff]", trie_pattern(needed).pattern] if self._many
+                                             else [rb"[\\%\x7f-\xff]", *(re.escape(n) for n in needed)]))
         self._literal_needles = [b"\\", b"%", b"\x7f", *needed]
         self._digit_free = not any(byte in b"0123456789" for needle in needed for byte in needle)
         """The same needles for bytes.find, which scans a long text many times faster than the alternation."""
@@ -322,6 +354,8 @@ class Screen:
 
     def _needle_positions(self, lowered: bytes) -> list[int]:
         """A position of a needle in each line holding one (at least), in lowered text."""
+        if self._many:  # the one pattern finds the escapes and non-ASCII bytes too
+            return [m.start() for m in self._needles.finditer(lowered)]
         positions = []
         for needle in self._literal_needles:
             pos = lowered.find(needle)
