@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from conftest import build_in_process, wait_for
+from conftest import build_in_process, fixture_command, wait_for
 from factories import received
 from inspector.protocol import jsonrpc
 from inspector.recording.files import RecordingWriter
@@ -98,3 +98,40 @@ def test_a_tab_catching_up_while_a_batch_is_written_still_gets_its_rows(demo):
 
 def seqs_in(parts: list[str]) -> set[int]:
     return {int(s) for part in parts for s in re.findall(r'id="r-(\d+)"', part)}
+
+
+@pytest.fixture
+def quiet(tmp_path):
+    """A page on the hand-written server, which says nothing once it has answered the handshake and the lists (and
+    whose notifications/message, a capability it never declared, the checker is told not to answer with rows)."""
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"disable": ["undeclared-capability"]}))
+    page = build_in_process(tmp_path, fixture_command("raw_server"), "--no-watch", "--rules", str(rules))
+    session = page.services.session
+    wait_for(lambda: session.server.state == "running" and session.server.tools, LONG, message="the tools listed")
+    yield page
+    page.stop()
+
+
+@pytest.mark.parametrize("behind", [1, 250, 251, 999])
+def test_a_frame_appends_at_most_a_few_hundred_rows_and_the_next_frames_bring_the_rest(quiet, behind):
+    """The page parses and lays out every row a frame brings before it paints: a frame appends at most APPEND_ROWS
+    (a whole page's worth, DOM_ROWS, once made a flood's first frame 233 ms long), and a backlog up to a page comes
+    in order over the next frames, each row once; further behind, the tab gets the newest window (tested above)."""
+    from inspector.web.live import APPEND_ROWS, LiveConnection
+
+    store = quiet.services.store
+    connection = LiveConnection(None, store)
+    with quiet.app.test_request_context():
+        connection.cursor = start = store.last_seq
+        store.add_batch([note(f"burst {i}") for i in range(behind)])
+        last = store.last_seq
+        frames = []
+        while connection.cursor < last:
+            parts = connection._new_rows()
+            assert len(parts) == 1 and 'hx-swap="beforeend"' in parts[0], parts[0][:200]
+            frames.append(sorted(seqs_in(parts)))
+        assert [len(frame) for frame in frames] == [min(APPEND_ROWS, behind - k) for k in range(0, behind, APPEND_ROWS)]
+        assert [seq for frame in frames for seq in frame] == list(range(start + 1, last + 1))
+        store.add_batch([note("after")])
+        assert seqs_in(connection._new_rows()) == {last + 1}  # nothing lost, nothing sent twice

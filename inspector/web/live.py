@@ -33,6 +33,10 @@ CATCH_UP_ROWS = 100
 ones page in): during a flood every frame is such a catch-up, and its rows are rendered here (about 0.1 ms each)
 and parsed and laid out by the page on the same two cores as the relay. 250 cost a 100,000-message flood about
 0.5 s of the inspector's CPU (bench/page_flood.py: result 4.6x the floor; 4.0x with 100)."""
+APPEND_ROWS = 250
+"""The most rows one frame appends; a backlog of more (up to DOM_ROWS) comes in that many frames, in order. The page
+parses and lays out about 0.3 ms a row here, and a frame must not hold it up for 200 ms: a flood's first frame once
+appended 779 rows in one and took 233 ms (bench/page_flood.py)."""
 WAIT_SECONDS = 0.25
 MAX_INBOUND_BYTES = 1024 * 1024
 """A bigger message from the browser is refused with close 1009 (the page sends only small JSON)."""
@@ -155,10 +159,11 @@ class LiveConnection:
             self._send("".join(parts))
 
     def _new_rows(self) -> list[str]:
-        """The rows after the cursor, appended; or, more than the page keeps behind, the newest window."""
+        """The rows after the cursor, appended (APPEND_ROWS at most: the next frames bring the rest); or, more than
+        the page keeps behind, the newest window."""
         if self.store.last_seq - self.cursor > DOM_ROWS:
             return [self._newest_rows(skipped=True)]
-        rows, self.cursor = self.store.since(self.cursor, self.filters, DOM_ROWS)
+        rows, self.cursor = self.store.since(self.cursor, self.filters, APPEND_ROWS)
         return [self._rows_part(rows, "beforeend")] if rows else []
 
     def _newest_rows(self, skipped: bool) -> str:
