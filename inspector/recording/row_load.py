@@ -175,9 +175,12 @@ def _unpaired_row(value: dict, last_seq: int, offset: int, length: int, method_c
     if type(seq) is not int or seq <= last_seq:
         return None
     if type(t) is not float:  # an int t (a hand-made recording's) is a float in the record, as from_dict makes it
-        if type(t) is not int or not -_BIGGEST_T <= t <= _BIGGEST_T:
+        if type(t) is not int:
             return None
-        t = float(t)
+        try:
+            t = float(t)
+        except OverflowError:
+            return None  # beyond a float: the reader says what is wrong with it
     origin = value.get("origin")
     origin = origin_code(origin) if type(origin) is str else 0  # code 0 is None: most rows have no origin
     if kind == "stderr":
@@ -199,8 +202,6 @@ def _unpaired_row(value: dict, last_seq: int, offset: int, length: int, method_c
 
 
 _STDERR_CODE, _NOTIFICATION_CODE = KIND_CODE["stderr"], KIND_CODE["notification"]
-_BIGGEST_T = 2 ** 1023
-"""An int t beyond this may not fit a float: the reader says what is wrong with it."""
 _FROM_SERVER_CODE = DIR_CODE[FROM_SERVER]
 
 
